@@ -1,0 +1,126 @@
+# asynccompile - a GNU Make loadable object that runs compile jobs in a
+# persistent worker pool inside the -jN budget.  See README and INSTALL.
+
+PREFIX = /usr/local
+LIBDIR = $(PREFIX)/lib
+LIBEXECDIR = $(PREFIX)/libexec
+DATADIR = $(PREFIX)/share
+INCLUDEDIR = $(PREFIX)/include
+PKGCONFIGDIR = $(LIBDIR)/pkgconfig
+DESTDIR =
+
+CC = cc
+CFLAGS = -O2 -g
+WARN = -std=c11 -Wall -Wextra -Wshadow -Wmissing-prototypes
+WERROR = -Werror
+PKG_CONFIG = pkg-config
+YAML_CFLAGS := $(shell $(PKG_CONFIG) --cflags yaml-0.1 2>/dev/null)
+YAML_LIBS := $(shell $(PKG_CONFIG) --libs yaml-0.1 2>/dev/null || echo -lyaml)
+
+ALL_CFLAGS = $(WARN) $(WERROR) -D_GNU_SOURCE -fPIC -fvisibility=hidden \
+	-DASYNC_LIBEXECDIR='"$(LIBEXECDIR)/asynccompile"' \
+	$(YAML_CFLAGS) $(CFLAGS) $(EXTRA_CFLAGS)
+ALL_LDFLAGS = $(LDFLAGS) $(EXTRA_LDFLAGS)
+
+# Code shared by the plugin, the worker executable and the unit tests.
+CORE_SRC = $(filter-out worker/main.c,$(wildcard worker/*.c)) $(wildcard config/*.c)
+PLUGIN_SRC = $(wildcard plugin/*.c)
+CORE_OBJ = $(CORE_SRC:.c=.o)
+PLUGIN_OBJ = $(PLUGIN_SRC:.c=.o)
+HEADERS = $(wildcard worker/*.h config/*.h plugin/*.h)
+
+PLUGIN = asynccompile.so
+WORKER = worker/asynccompile-worker
+UNIT_SRC = $(wildcard t/unit/*.c)
+UNIT = $(UNIT_SRC:.c=.t)
+
+# Make implementations the suite runs against; the CI script builds 4.4.1.
+MAKE44 = $(firstword $(wildcard build/make-4.4.1/make))
+TEST_MAKES = $(shell command -v make) $(MAKE44)
+PROVE = prove
+PROVEFLAGS =
+SHELL_TESTS = $(sort $(wildcard t/t[0-9]*.sh))
+
+all: $(PLUGIN) $(WORKER)
+
+%.o: %.c $(HEADERS)
+	$(CC) $(ALL_CFLAGS) -c -o $@ $<
+
+$(PLUGIN): $(PLUGIN_OBJ) $(CORE_OBJ)
+	$(CC) $(ALL_CFLAGS) -shared -o $@ $(PLUGIN_OBJ) $(CORE_OBJ) $(ALL_LDFLAGS) $(YAML_LIBS) -lpthread
+
+$(WORKER): worker/main.o $(CORE_OBJ)
+	$(CC) $(ALL_CFLAGS) -o $@ worker/main.o $(CORE_OBJ) $(ALL_LDFLAGS) $(YAML_LIBS)
+
+t/unit/%.t: t/unit/%.c t/unit/tap.h $(CORE_OBJ)
+	$(CC) $(ALL_CFLAGS) -o $@ $< $(CORE_OBJ) $(ALL_LDFLAGS) $(YAML_LIBS)
+
+t/helpers/%: t/helpers/%.c $(CORE_OBJ)
+	$(CC) $(ALL_CFLAGS) -o $@ $< $(CORE_OBJ) $(ALL_LDFLAGS) $(YAML_LIBS)
+
+TEST_HELPERS = $(patsubst %.c,%,$(wildcard t/helpers/*.c))
+
+test-build: all $(UNIT) $(TEST_HELPERS)
+
+# The whole suite: unit tests once, shell tests once per make under test,
+# then the sanitizer, valgrind and fuzz passes.
+check: check-unit check-shell check-asan check-valgrind check-fuzz
+
+check-unit: test-build
+	$(PROVE) $(PROVEFLAGS) $(addprefix ./,$(UNIT))
+
+check-shell: test-build
+	@set -e; for m in $(TEST_MAKES); do \
+		echo "# make under test: $$m ($$($$m --version | head -n1))"; \
+		TEST_MAKE=$$m $(PROVE) $(PROVEFLAGS) $(addprefix ./,$(SHELL_TESTS)); \
+	done
+
+# ASan+UBSan build of everything in build/asan; the shell tests load the
+# instrumented plugin into an uninstrumented make through LD_PRELOAD.
+ASAN_FLAGS = -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
+check-asan:
+	$(MAKE) -f $(CURDIR)/build.mk VARIANT=asan SRCDIR=$(CURDIR) \
+		EXTRA_CFLAGS="$(ASAN_FLAGS) -O1" EXTRA_LDFLAGS="$(ASAN_FLAGS)" check-variant
+
+check-valgrind: test-build
+	@set -e; for u in $(UNIT); do \
+		case $$u in *proto*|*config*|*frame*) \
+		echo "# valgrind $$u"; \
+		valgrind -q --error-exitcode=99 --leak-check=full --errors-for-leak-kinds=definite,indirect ./$$u >/dev/null;; \
+		esac; done; echo "valgrind: protocol and config unit tests clean"
+
+FUZZ_SECONDS = 20
+check-fuzz:
+	@if command -v clang >/dev/null 2>&1; then \
+		$(MAKE) -f $(CURDIR)/build.mk VARIANT=fuzz SRCDIR=$(CURDIR) CC=clang \
+			FUZZ_SECONDS=$(FUZZ_SECONDS) run-fuzz; \
+	else echo "check-fuzz: skipped: clang not installed"; fi
+
+install: all
+	mkdir -p $(DESTDIR)$(LIBDIR) $(DESTDIR)$(LIBEXECDIR)/asynccompile \
+		$(DESTDIR)$(INCLUDEDIR) $(DESTDIR)$(PKGCONFIGDIR)
+	cp $(PLUGIN) $(DESTDIR)$(LIBDIR)/$(PLUGIN)
+	cp $(WORKER) $(DESTDIR)$(LIBEXECDIR)/asynccompile/asynccompile-worker
+	sed -e 's|@PREFIX@|$(PREFIX)|;s|@LIBDIR@|$(LIBDIR)|;s|@INCLUDEDIR@|$(INCLUDEDIR)|' \
+		asynccompile.pc.in > $(DESTDIR)$(PKGCONFIGDIR)/asynccompile.pc
+	if [ -f asynccompile.mk ]; then cp asynccompile.mk $(DESTDIR)$(INCLUDEDIR)/asynccompile.mk; fi
+
+uninstall:
+	rm -f $(DESTDIR)$(LIBDIR)/$(PLUGIN) \
+		$(DESTDIR)$(LIBEXECDIR)/asynccompile/asynccompile-worker \
+		$(DESTDIR)$(PKGCONFIGDIR)/asynccompile.pc \
+		$(DESTDIR)$(INCLUDEDIR)/asynccompile.mk
+	-rmdir $(DESTDIR)$(LIBEXECDIR)/asynccompile
+
+demo: all
+	$(MAKE) --no-print-directory -C examples/demo ASYNC_PLUGIN=$(CURDIR)/$(PLUGIN)
+
+bench: all
+	sh bench/run.sh
+
+clean:
+	rm -f $(PLUGIN) $(WORKER) worker/*.o plugin/*.o config/*.o t/unit/*.t $(TEST_HELPERS)
+	rm -rf build/asan build/fuzz t/trash.*
+
+.PHONY: all check check-unit check-shell check-asan check-valgrind check-fuzz \
+	test-build install uninstall demo bench clean

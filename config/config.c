@@ -1,0 +1,324 @@
+/*
+ * config.c - load the YAML configuration (see config.h for the contract).
+ *
+ * The whole file is parsed into a libyaml document first and then walked
+ * into a private struct config that only replaces the caller's on success,
+ * which is what makes "nothing half-applied" hold by construction.  Every
+ * rejection goes through cfg_fail() so each message is one line that starts
+ * with FILE:LINE:COLUMN.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <yaml.h>
+
+#include "keys.h"
+
+/* ---- defaults and release ---- */
+
+static char **cfg_empty_vec(void)
+{
+	return cfg_calloc(1, sizeof(char *));
+}
+
+void config_defaults(struct config *c)
+{
+	c->workers = 0;
+	c->start_method = START_SUBPROCESS;
+	c->warm = 1;
+	c->timeout_ms = 0;
+	c->kill_grace_ms = 5000;
+	c->retries = 1;
+	c->launcher = cfg_empty_vec();
+	c->env = cfg_empty_vec();
+	c->echo = TRI_AUTO;
+	c->progress = PROGRESS_AUTO;
+	c->trace = cfg_strdup("");
+	c->max_output = (int64_t)16 << 20;
+	c->source = cfg_strdup("built-in defaults");
+}
+
+void config_release(struct config *c)
+{
+	cfg_free_vec(c->launcher);
+	cfg_free_vec(c->env);
+	free(c->trace);
+	free(c->source);
+	c->launcher = c->env = NULL;
+	c->trace = c->source = NULL;
+}
+
+int config_workers(const struct config *c)
+{
+	long n;
+
+	if (c->workers > 0)
+		return c->workers;
+	n = sysconf(_SC_NPROCESSORS_ONLN);
+	if (n < 1)
+		return 1;
+	return n > CONFIG_MAX_WORKERS ? CONFIG_MAX_WORKERS : (int)n;
+}
+
+const char *config_start_method_name(enum start_method m)
+{
+	switch (m) {
+	case START_SUBPROCESS: return "subprocess";
+	case START_SPAWN: return "spawn";
+	case START_FORK: return "fork";
+	}
+	return "unknown";
+}
+
+/* ---- unknown keys ---- */
+
+/*
+ * Optimal string alignment distance (edits plus adjacent swaps) between a
+ * user's key, compared case-blind, and a valid key (all lower case).
+ */
+static size_t cfg_distance(const char *key, size_t n, const char *valid)
+{
+	size_t m = strlen(valid), rows[3][32];
+	size_t *prev2 = rows[0], *prev = rows[1], *cur = rows[2], *t;
+	char a[32];
+
+	if (n >= sizeof(a) || m >= sizeof(a))
+		return SIZE_MAX;
+	for (size_t i = 0; i < n; i++)
+		a[i] = key[i] >= 'A' && key[i] <= 'Z' ? (char)(key[i] - 'A' + 'a') : key[i];
+	for (size_t j = 0; j <= m; j++)
+		prev[j] = j;
+	for (size_t i = 1; i <= n; i++) {
+		cur[0] = i;
+		for (size_t j = 1; j <= m; j++) {
+			size_t best = prev[j - 1] + (a[i - 1] != valid[j - 1]);
+
+			if (prev[j] + 1 < best)
+				best = prev[j] + 1;
+			if (cur[j - 1] + 1 < best)
+				best = cur[j - 1] + 1;
+			if (i > 1 && j > 1 && a[i - 1] == valid[j - 2] &&
+			    a[i - 2] == valid[j - 1] && prev2[j - 2] + 1 < best)
+				best = prev2[j - 2] + 1;
+			cur[j] = best;
+		}
+		t = prev2;
+		prev2 = prev;
+		prev = cur;
+		cur = t;
+	}
+	return prev[m];
+}
+
+static int cfg_unknown(struct cfg_ctx *x, const yaml_node_t *key)
+{
+	const char *s = (const char *)key->data.scalar.value;
+	size_t n = key->data.scalar.length, best = SIZE_MAX;
+	const char *near = NULL;
+	char shown[256], all[256];
+	size_t o = 0;
+
+	for (size_t i = 0; i < cfg_nkeys; i++) {
+		size_t d = cfg_distance(s, n, cfg_keys[i].name);
+		/* Close enough to be a typo, not just a short unrelated word. */
+		size_t slack = strlen(cfg_keys[i].name) / 3;
+
+		slack = slack < 1 ? 1 : slack > 3 ? 3 : slack;
+
+		if (d <= slack && d < best) {
+			best = d;
+			near = cfg_keys[i].name;
+		}
+	}
+	cfg_show(shown, sizeof(shown), s, n);
+	if (near)
+		return cfg_fail(x, &key->start_mark, "unknown key '%s' (did you mean '%s'?)",
+				shown, near);
+	for (size_t i = 0; i < cfg_nkeys; i++)
+		o += (size_t)snprintf(all + o, sizeof(all) - o, "%s%s", i ? ", " : "",
+				      cfg_keys[i].name);
+	return cfg_fail(x, &key->start_mark, "unknown key '%s' (valid keys: %s)", shown, all);
+}
+
+/* ---- the document walk ---- */
+
+static int cfg_apply(struct cfg_ctx *x, yaml_node_t *root, struct config *c)
+{
+	const yaml_mark_t *seen[CFG_MAX_KEYS] = { NULL };
+	yaml_node_pair_t *p;
+
+	if (root->type == YAML_SCALAR_NODE && !root->data.scalar.length &&
+	    root->data.scalar.style == YAML_PLAIN_SCALAR_STYLE)
+		return 0; /* an empty document: all defaults */
+	if (root->type != YAML_MAPPING_NODE)
+		return cfg_fail(x, &root->start_mark, "top level must be a mapping of keys");
+	for (p = root->data.mapping.pairs.start; p < root->data.mapping.pairs.top; p++) {
+		yaml_node_t *key = yaml_document_get_node(x->doc, p->key);
+		yaml_node_t *val = yaml_document_get_node(x->doc, p->value);
+		const struct cfg_key *k = NULL;
+		size_t i;
+
+		if (key->type != YAML_SCALAR_NODE)
+			return cfg_fail(x, &key->start_mark, "keys must be names, got %s",
+					cfg_kind(key));
+		for (i = 0; i < cfg_nkeys; i++)
+			if (!strcmp((const char *)key->data.scalar.value, cfg_keys[i].name) &&
+			    key->data.scalar.length == strlen(cfg_keys[i].name)) {
+				k = &cfg_keys[i];
+				break;
+			}
+		if (!k)
+			return cfg_unknown(x, key);
+		if (seen[i])
+			return cfg_fail(x, &key->start_mark,
+					"duplicate key '%s' (first at line %zu)", k->name,
+					seen[i]->line + 1);
+		seen[i] = &key->start_mark;
+		if (cfg_is_null(val))
+			return cfg_fail(x, &key->start_mark, "%s: missing value%s",
+					k->name, k->if_null);
+		if (k->parse(x, k, val, c))
+			return -1;
+	}
+	return 0;
+}
+
+/* libyaml's reader reports a byte offset rather than a mark. */
+static yaml_mark_t cfg_offset_mark(const unsigned char *data, size_t n, size_t off)
+{
+	yaml_mark_t m = { off, 0, 0 };
+
+	for (size_t i = 0; i < off && i < n; i++) {
+		if (data[i] == '\n') {
+			m.line++;
+			m.column = 0;
+		} else if ((data[i] & 0xc0) != 0x80) {
+			m.column++;
+		}
+	}
+	return m;
+}
+
+static int cfg_syntax(struct cfg_ctx *x, const yaml_parser_t *ps,
+		      const unsigned char *data, size_t n)
+{
+	yaml_mark_t m = ps->problem_mark;
+	const char *problem = ps->problem ? ps->problem : "unknown error";
+
+	if (ps->error == YAML_MEMORY_ERROR)
+		return cfg_fail(x, &m, "out of memory while parsing");
+	if (ps->error == YAML_READER_ERROR) {
+		m = cfg_offset_mark(data, n, ps->problem_offset);
+		return cfg_fail(x, &m, "YAML syntax error: %s", problem);
+	}
+	if (ps->context && (ps->context_mark.line != m.line ||
+			    ps->context_mark.column != m.column))
+		return cfg_fail(x, &m, "YAML syntax error: %s (%s at line %zu, column %zu)",
+				problem, ps->context, ps->context_mark.line + 1,
+				ps->context_mark.column + 1);
+	return cfg_fail(x, &m, "YAML syntax error: %s", problem);
+}
+
+static int cfg_parse(struct cfg_ctx *x, const unsigned char *data, size_t n,
+		     struct config *c)
+{
+	yaml_parser_t ps;
+	yaml_document_t doc, extra;
+	yaml_node_t *root;
+	int rc = -1;
+
+	if (!yaml_parser_initialize(&ps)) {
+		yaml_mark_t m = { 0, 0, 0 };
+		return cfg_fail(x, &m, "out of memory while parsing");
+	}
+	yaml_parser_set_input_string(&ps, data, n);
+	if (!yaml_parser_load(&ps, &doc)) {
+		cfg_syntax(x, &ps, data, n);
+		yaml_parser_delete(&ps);
+		return -1;
+	}
+	x->doc = &doc;
+	root = yaml_document_get_root_node(&doc);
+	if (!root || !cfg_apply(x, root, c)) {
+		/* Anything after the first document is a mistake, even if valid. */
+		if (!yaml_parser_load(&ps, &extra)) {
+			cfg_syntax(x, &ps, data, n);
+		} else {
+			if (yaml_document_get_root_node(&extra))
+				cfg_fail(x, &extra.start_mark,
+					 "only one YAML document is allowed");
+			else
+				rc = 0;
+			yaml_document_delete(&extra);
+		}
+	}
+	yaml_document_delete(&doc);
+	yaml_parser_delete(&ps);
+	return rc;
+}
+
+int config_load_mem(const char *name, const void *data, size_t n,
+		    struct config *c, struct buf *err)
+{
+	struct cfg_ctx x = { name ? name : "<config>", err, NULL };
+	struct config tmp;
+
+	if (!data)
+		data = ""; /* libyaml asserts on a NULL input even when n is 0 */
+	config_defaults(&tmp);
+	if (cfg_parse(&x, data, n, &tmp)) {
+		config_release(&tmp);
+		config_defaults(c);
+		return -1;
+	}
+	free(tmp.source);
+	tmp.source = cfg_strdup(x.name);
+	*c = tmp;
+	return 0;
+}
+
+int config_load_file(const char *path, struct config *c, struct buf *err)
+{
+	struct buf data = BUF_INIT;
+	int fd, rc = 0;
+
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+	if (fd < 0) {
+		buf_addf(err, "%s: cannot open: %s", path, strerror(errno));
+		config_defaults(c);
+		return -1;
+	}
+	for (;;) {
+		ssize_t got;
+
+		buf_grow(&data, 65536);
+		got = read(fd, data.data + data.len, 65536);
+		if (got < 0 && errno == EINTR)
+			continue;
+		if (got < 0) {
+			buf_addf(err, "%s: cannot read: %s", path, strerror(errno));
+			rc = -1;
+			break;
+		}
+		if (!got)
+			break;
+		data.len += (size_t)got;
+		if (data.len > CONFIG_MAX_FILE) {
+			buf_addf(err, "%s: cannot read: larger than 1 MiB", path);
+			rc = -1;
+			break;
+		}
+	}
+	close(fd);
+	if (rc)
+		config_defaults(c);
+	else
+		rc = config_load_mem(path, data.data, data.len, c, err);
+	buf_release(&data);
+	return rc;
+}

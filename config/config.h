@@ -1,0 +1,78 @@
+/*
+ * config.h - the YAML configuration (libyaml), shared by plugin and worker.
+ *
+ * config_defaults() fills the built-in defaults.  config_load_file() parses
+ * one YAML file into a *separate* struct: on any error the caller's struct is
+ * untouched (nothing half-applied) and `err` holds one line of the form
+ *     FILE:LINE:COLUMN: message
+ * (LINE and COLUMN 1-based) naming the key and, for bad values, the value.
+ * Unknown keys are errors that suggest the nearest valid key.  Nothing here
+ * calls exit() or prints.
+ *
+ * The file is a single YAML mapping at the top level (an empty file or an
+ * empty document means "all defaults").  Keys and accepted values:
+ *
+ *   workers: auto | integer 1..1024        (auto = online CPUs)
+ *   start_method: subprocess | spawn | fork
+ *   warm: true | false                     (YAML 1.1 booleans: yes/no/on/off too)
+ *   timeout: 0 | duration                  (0 = none)
+ *   kill_grace: duration
+ *   retries: integer 0..100
+ *   launcher: sequence of strings          (argv prefix; [] = none)
+ *   env: mapping string -> scalar          (extra job environment)
+ *   echo: auto | true | false
+ *   progress: auto | always | never
+ *   trace: string                          ("" = no trace)
+ *   max_output: size                       (1KiB .. 256MiB)
+ *
+ * A duration is a non-negative integer with an optional unit: ms, s, m, h
+ * (no unit = seconds), e.g. 90s, 5m, 1500ms; at most 24h.
+ * A size is a positive integer with an optional unit: B, K/KB/KiB, M/MB/MiB,
+ * G/GB/GiB (all binary multiples; no unit = bytes).
+ */
+#ifndef ASYNC_CONFIG_H
+#define ASYNC_CONFIG_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "../worker/buf.h"
+
+enum start_method { START_SUBPROCESS, START_SPAWN, START_FORK };
+enum tristate { TRI_AUTO, TRI_TRUE, TRI_FALSE };
+enum progress_mode { PROGRESS_AUTO, PROGRESS_ALWAYS, PROGRESS_NEVER };
+
+struct config {
+	int workers;              /* 0 = auto (resolve with config_workers()) */
+	enum start_method start_method;
+	int warm;
+	int64_t timeout_ms;       /* 0 = none */
+	int64_t kill_grace_ms;
+	int retries;
+	char **launcher;          /* NULL-terminated, malloc'd; never NULL */
+	char **env;               /* "K=V" NULL-terminated, malloc'd; never NULL */
+	enum tristate echo;
+	enum progress_mode progress;
+	char *trace;              /* malloc'd; "" = none */
+	int64_t max_output;       /* bytes per stream */
+	char *source;             /* malloc'd: file it came from, or "built-in defaults" */
+};
+
+/* Fill *c with the built-in defaults (allocates; release with config_release). */
+void config_defaults(struct config *c);
+void config_release(struct config *c);
+/*
+ * Parse `path` into *c (which receives defaults for keys the file omits).
+ * Returns 0, or -1 with one line in *err and *c left as config_defaults().
+ */
+int config_load_file(const char *path, struct config *c, struct buf *err);
+/* Same, from memory; `name` is used in messages (the fuzz target uses this). */
+int config_load_mem(const char *name, const void *data, size_t n,
+		    struct config *c, struct buf *err);
+/* Effective worker count: workers, or online CPUs for auto (>= 1). */
+int config_workers(const struct config *c);
+/* Append the effective configuration as YAML (for --print-config / stats). */
+void config_dump(const struct config *c, struct buf *out);
+const char *config_start_method_name(enum start_method m);
+
+#endif

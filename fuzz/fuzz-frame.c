@@ -1,0 +1,86 @@
+/*
+ * fuzz-frame.c - drive the frame decoder and every message decoder with
+ * arbitrary bytes.  The first input byte picks how the rest is cut into
+ * chunks, so frame boundaries land at every offset of a feed.  Seeds come
+ * from `t/unit/test-proto.t --write-corpus fuzz/corpus/frame`.
+ */
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../worker/proto.h"
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+/* Decoding must not care whether the bytes were a valid message. */
+static void fuzz_messages(const unsigned char *p, size_t n)
+{
+	const char *why;
+	struct hello_msg h;
+	struct job_msg j;
+	struct started_msg s;
+	struct result_msg r;
+
+	if (msg_get_hello(p, n, &h, &why) < 0 && !why)
+		abort();
+	if (msg_get_job(p, n, &j, &why) == 0) {
+		/* A decoded job is usable as documented. */
+		if (!j.shell || !j.command || !j.cwd || !j.shellflags || !j.env)
+			abort();
+		if (j.has_input && !j.input)
+			abort();
+		job_msg_release(&j);
+	} else if (!why || j.shell || j.env || j.input) {
+		abort();
+	}
+	if (msg_get_started(p, n, &s, &why) == 0 && s.pid <= 0)
+		abort();
+	if (msg_get_result(p, n, &r, &why) == 0) {
+		if (!r.out.data || !r.err.data)
+			abort();
+		result_msg_release(&r);
+	} else if (r.out.data || r.err.data) {
+		abort();
+	}
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	struct frame_decoder d;
+	size_t off = 1, step, used;
+	unsigned seed;
+
+	if (size < 1)
+		return 0;
+	seed = data[0];
+	frame_decoder_init(&d);
+	while (off < size) {
+		int r;
+
+		/* 0 means "all at once"; otherwise a size varying per feed. */
+		step = seed ? 1 + (seed + off) % (seed + 1u) : size - off;
+		if (step > size - off)
+			step = size - off;
+		r = frame_feed(&d, data + off, step, &used);
+		if (used > step)
+			abort();
+		off += used;
+		if (r == FRAME_ERROR) {
+			if (!d.err[0])
+				abort();
+			break;
+		}
+		if (r == FRAME_READY) {
+			if (d.payload.len != (size_t)d.len || d.id < -1 ||
+			    (d.id == -1 && d.len))
+				abort();
+			fuzz_messages(d.payload.data, d.payload.len);
+			frame_next(&d);
+		}
+	}
+	if (frame_eof(&d) < 0 && !d.err[0])
+		abort();
+	frame_decoder_release(&d);
+	return 0;
+}

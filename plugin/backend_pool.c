@@ -1,0 +1,122 @@
+/*
+ * The spawn and fork start methods: the plugin's I/O thread runs the pool
+ * itself (worker/pool.c), starting each worker as the worker executable
+ * (spawn) or as a fork of make's own image (fork).
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../worker/pool.h"
+#include "plugin.h"
+
+struct pb {
+	struct backend base;
+	struct pool *pool;
+	char *exe;
+	int fork_mode;
+};
+
+static int pb_start(void *ctx, int index, int *to, int *from, pid_t *pid)
+{
+	struct pb *b = ctx;
+	char ibuf[16];
+	char *argv[] = { b->exe, "--worker", ibuf, NULL };
+
+	if (b->fork_mode)
+		return spawn_fork_worker(index, to, from, pid);
+	snprintf(ibuf, sizeof ibuf, "%d", index);
+	return spawn_worker(b->exe, argv, to, from, pid);
+}
+
+static void pb_result(void *ctx, int64_t id, const struct result_msg *res)
+{
+	(void)ctx;
+	engine_on_result(id, res);
+}
+
+static void pb_started(void *ctx, int64_t id, const struct started_msg *m)
+{
+	(void)ctx;
+	engine_on_started(id, m);
+}
+
+/*
+ * Workers are make's children: make reaps them with waitpid(-1) and drops
+ * pids it does not know, so waiting for a pid here could steal the status
+ * of a recycled pid that is now one of make's jobs.  Leave them to make.
+ */
+static void pb_reap(void *ctx, pid_t pid)
+{
+	(void)ctx;
+	(void)pid;
+}
+
+static void pb_log(void *ctx, const char *msg)
+{
+	(void)ctx;
+	engine_log("%s", msg);
+}
+
+static const struct pool_ops pb_pool_ops = {
+	pb_start, pb_result, pb_started, pb_reap, pb_log,
+};
+
+static int pb_warm(struct backend *b)
+{
+	return pool_warm(((struct pb *)b)->pool);
+}
+
+static int pb_free_slots(struct backend *b)
+{
+	return pool_free_slots(((struct pb *)b)->pool);
+}
+
+static int pb_submit(struct backend *b, int64_t id, const void *job, size_t len, uint32_t retries)
+{
+	return pool_submit(((struct pb *)b)->pool, id, job, len, retries);
+}
+
+static size_t pb_pollfds(struct backend *b, struct pollfd *fds, size_t max, int *timeout_ms)
+{
+	return pool_pollfds(((struct pb *)b)->pool, fds, max, timeout_ms);
+}
+
+static void pb_events(struct backend *b, const struct pollfd *fds, size_t n)
+{
+	pool_events(((struct pb *)b)->pool, fds, n);
+}
+
+static void pb_destroy(struct backend *b, int64_t grace_ms)
+{
+	struct pb *p = (struct pb *)b;
+
+	pool_destroy(p->pool, grace_ms);
+	free(p->exe);
+	free(p);
+}
+
+static const struct backend_ops pb_ops = {
+	pb_warm, pb_free_slots, pb_submit, pb_pollfds, pb_events, pb_destroy,
+};
+
+struct backend *backend_pool_new(const char *worker_exe, int workers, int fork_mode, struct buf *err)
+{
+	struct pb *p = calloc(1, sizeof *p);
+
+	if (!p || !(p->exe = strdup(worker_exe ? worker_exe : ""))) {
+		free(p);
+		buf_addstr(err, "out of memory");
+		return NULL;
+	}
+	p->base.ops = &pb_ops;
+	p->fork_mode = fork_mode;
+	p->pool = pool_new(workers, &pb_pool_ops, p);
+	if (!p->pool) {
+		free(p->exe);
+		free(p);
+		buf_addstr(err, "out of memory");
+		return NULL;
+	}
+	return &p->base;
+}

@@ -1,0 +1,363 @@
+/*
+ * The subprocess start method: one supervisor process (worker executable
+ * in --supervise mode) runs the pool and multiplexes every job over one
+ * pipe pair.  If the supervisor dies, a new one is started and the jobs it
+ * had are sent again; after SUB_MAX_RESTARTS deaths in a row without a
+ * single result in between, the jobs fail with a clear reason instead.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "plugin.h"
+
+#define SUB_MAX_RESTARTS 3
+
+struct inflight {
+	int64_t id;
+	uint32_t retries;
+	struct buf job;
+};
+
+struct sub {
+	struct backend base;
+	char *exe;
+	int workers;
+	int to, from;         /* -1 when no supervisor runs */
+	pid_t pid;
+	int ready;            /* HELLO answered */
+	int deaths;           /* in a row, without a result in between */
+	struct frame_decoder dec;
+	struct buf out;
+	struct inflight *fl;
+	int nfl;
+};
+
+static void sub_close(struct sub *s)
+{
+	if (s->to >= 0)
+		close(s->to);
+	if (s->from >= 0)
+		close(s->from);
+	s->to = s->from = -1;
+	s->ready = 0;
+	buf_reset(&s->out);
+	frame_decoder_release(&s->dec);
+	frame_decoder_init(&s->dec);
+}
+
+static int sub_launch(struct sub *s)
+{
+	char nbuf[16];
+	char *argv[] = { s->exe, "--supervise", nbuf, NULL };
+	struct buf hello = BUF_INIT;
+	struct hello_msg h = { PROTO_VERSION, 0, (int32_t)getpid() };
+
+	snprintf(nbuf, sizeof nbuf, "%d", s->workers);
+	if (spawn_worker(s->exe, argv, &s->to, &s->from, &s->pid) < 0) {
+		engine_log("cannot start the pool supervisor %s: %s", s->exe, strerror(errno));
+		s->to = s->from = -1;
+		return -1;
+	}
+	fcntl(s->to, F_SETFL, O_NONBLOCK);
+	fcntl(s->from, F_SETFL, O_NONBLOCK);
+	msg_put_hello(&hello, &h);
+	frame_put(&s->out, PROTO_ID_CONTROL, hello.data, hello.len);
+	buf_release(&hello);
+	return 0;
+}
+
+static void sub_send_job(struct sub *s, const struct inflight *f)
+{
+	frame_put(&s->out, f->id, f->job.data, f->job.len);
+}
+
+static void sub_fail_all(struct sub *s, const char *why)
+{
+	for (int i = 0; i < s->nfl; i++) {
+		struct result_msg r;
+
+		memset(&r, 0, sizeof r);
+		r.status = 125;
+		r.flags = RES_CRASHED;
+		r.worker = -1;
+		r.attempts = (uint32_t)s->deaths;
+		buf_addf(&r.err, "asynccompile: %s\n", why);
+		engine_on_result(s->fl[i].id, &r);
+		result_msg_release(&r);
+		buf_release(&s->fl[i].job);
+	}
+	s->nfl = 0;
+}
+
+/* The supervisor is gone: start another and hand it the same jobs. */
+static void sub_died(struct sub *s, const char *why)
+{
+	sub_close(s);
+	s->deaths++;
+	if (s->nfl == 0 && s->deaths <= SUB_MAX_RESTARTS) {
+		/* nothing lost; start lazily on the next job */
+		engine_log("pool supervisor %d stopped (%s)", (int)s->pid, why);
+		return;
+	}
+	if (s->deaths > SUB_MAX_RESTARTS) {
+		char msg[256];
+		snprintf(msg, sizeof msg,
+			 "the pool supervisor died %d times in a row (last: %s); job not run",
+			 s->deaths, why);
+		engine_log("%s", msg);
+		sub_fail_all(s, msg);
+		return;
+	}
+	engine_log("pool supervisor %d died (%s); restarting it and re-sending %d job%s",
+		   (int)s->pid, why, s->nfl, s->nfl == 1 ? "" : "s");
+	if (sub_launch(s) < 0) {
+		sub_fail_all(s, "the pool supervisor could not be restarted");
+		return;
+	}
+	for (int i = 0; i < s->nfl; i++)
+		sub_send_job(s, &s->fl[i]);
+}
+
+static int sub_warm(struct backend *b)
+{
+	struct sub *s = (struct sub *)b;
+
+	if (s->to >= 0)
+		return 0;
+	return sub_launch(s);
+}
+
+static int sub_free_slots(struct backend *b)
+{
+	struct sub *s = (struct sub *)b;
+
+	if (s->deaths > SUB_MAX_RESTARTS)
+		s->deaths = 0; /* a fresh batch gets a fresh chance */
+	return s->workers - s->nfl;
+}
+
+static int sub_submit(struct backend *b, int64_t id, const void *job, size_t len, uint32_t retries)
+{
+	struct sub *s = (struct sub *)b;
+	struct inflight *f;
+
+	if (s->nfl >= s->workers)
+		return -1;
+	if (s->to < 0 && sub_launch(s) < 0) {
+		struct result_msg r;
+
+		memset(&r, 0, sizeof r);
+		r.status = 125;
+		r.flags = RES_SPAWN_FAILED;
+		r.worker = -1;
+		buf_addstr(&r.err, "asynccompile: the pool supervisor could not be started\n");
+		engine_on_result(id, &r);
+		result_msg_release(&r);
+		return 0;
+	}
+	f = &s->fl[s->nfl++];
+	f->id = id;
+	f->retries = retries;
+	memset(&f->job, 0, sizeof f->job);
+	buf_add(&f->job, job, len);
+	sub_send_job(s, f);
+	return 0;
+}
+
+static void sub_done(struct sub *s, int64_t id)
+{
+	for (int i = 0; i < s->nfl; i++) {
+		if (s->fl[i].id == id) {
+			buf_release(&s->fl[i].job);
+			s->fl[i] = s->fl[--s->nfl];
+			return;
+		}
+	}
+}
+
+static size_t sub_pollfds(struct backend *b, struct pollfd *fds, size_t max, int *timeout_ms)
+{
+	struct sub *s = (struct sub *)b;
+	size_t n = 0;
+
+	(void)timeout_ms;
+	if (s->from >= 0 && n < max)
+		fds[n++] = (struct pollfd){ .fd = s->from, .events = POLLIN };
+	if (s->to >= 0 && s->out.len && n < max)
+		fds[n++] = (struct pollfd){ .fd = s->to, .events = POLLOUT };
+	return n;
+}
+
+/* One complete frame from the supervisor.  Returns -1 if it is unusable. */
+static int sub_frame(struct sub *s)
+{
+	const void *p = s->dec.payload.data;
+	size_t n = s->dec.payload.len;
+	int64_t id = s->dec.id;
+	const char *why = NULL;
+	int type = msg_type(p, n);
+
+	if (id == PROTO_ID_SHUTDOWN)
+		return -1;
+	if (type == MSG_HELLO && id == PROTO_ID_CONTROL) {
+		struct hello_msg h;
+		if (msg_get_hello(p, n, &h, &why) < 0 || h.version != PROTO_VERSION) {
+			engine_log("pool supervisor speaks protocol %u, not %d",
+				   why ? 0 : h.version, PROTO_VERSION);
+			return -1;
+		}
+		s->ready = 1;
+		return 0;
+	}
+	if (type == MSG_ERROR) {
+		engine_log("pool supervisor reported: %.*s", (int)(n > 1 ? n - 1 : 0),
+			   (const char *)p + 1);
+		return -1;
+	}
+	if (type == MSG_STARTED && id > 0) {
+		struct started_msg m;
+		if (msg_get_started(p, n, &m, &why) < 0)
+			goto bad;
+		engine_on_started(id, &m);
+		return 0;
+	}
+	if (type == MSG_RESULT && id > 0) {
+		struct result_msg r;
+		if (msg_get_result(p, n, &r, &why) < 0)
+			goto bad;
+		s->deaths = 0;
+		sub_done(s, id);
+		engine_on_result(id, &r);
+		result_msg_release(&r);
+		return 0;
+	}
+	if (type == MSG_STATS)
+		return 0;
+	why = "unexpected message";
+bad:
+	engine_log("bad frame from the pool supervisor (job %lld): %s", (long long)id, why);
+	return -1;
+}
+
+static void sub_events(struct backend *b, const struct pollfd *fds, size_t nfds)
+{
+	struct sub *s = (struct sub *)b;
+
+	for (size_t i = 0; i < nfds; i++) {
+		if (!fds[i].revents)
+			continue;
+		if (fds[i].fd == s->to && s->to >= 0 && (fds[i].revents & (POLLOUT | POLLERR))) {
+			if (frame_flush(s->to, &s->out) < 0) {
+				sub_died(s, "its input pipe broke");
+				return;
+			}
+		}
+		if (fds[i].fd == s->from && s->from >= 0) {
+			unsigned char tmp[65536];
+			ssize_t got = read(s->from, tmp, sizeof tmp);
+
+			if (got < 0 && (errno == EAGAIN || errno == EINTR))
+				continue;
+			if (got <= 0) {
+				sub_died(s, got == 0 ? "end of file" : strerror(errno));
+				return;
+			}
+			for (size_t off = 0; off < (size_t)got;) {
+				size_t used;
+				int st = frame_feed(&s->dec, tmp + off, (size_t)got - off, &used);
+
+				off += used;
+				if (st == FRAME_ERROR) {
+					engine_log("bad frame from the pool supervisor: %s", s->dec.err);
+					if (s->pid > 0)
+						kill(s->pid, SIGKILL);
+					sub_died(s, "protocol error");
+					return;
+				}
+				if (st == FRAME_MORE)
+					break;
+				int bad = sub_frame(s);
+				frame_next(&s->dec);
+				if (bad) {
+					if (s->pid > 0)
+						kill(s->pid, SIGKILL);
+					sub_died(s, "protocol error");
+					return;
+				}
+			}
+		}
+	}
+	/* opportunistic flush: most frames fit the pipe at once */
+	if (s->to >= 0 && s->out.len && frame_flush(s->to, &s->out) < 0)
+		sub_died(s, "its input pipe broke");
+}
+
+static void sub_destroy(struct backend *b, int64_t grace_ms)
+{
+	struct sub *s = (struct sub *)b;
+
+	if (s->to >= 0) {
+		/* a shutdown frame, then EOF: either ends every job */
+		int fl = fcntl(s->to, F_GETFL);
+		fcntl(s->to, F_SETFL, fl & ~O_NONBLOCK);
+		buf_reset(&s->out);
+		frame_write_all(s->to, PROTO_ID_SHUTDOWN, NULL, 0);
+		close(s->to);
+		s->to = -1;
+		/*
+		 * Wait for its end of the pipe to close, so no job outlives
+		 * this call (bounded: SIGKILL it after the grace period).
+		 */
+		int64_t deadline = proto_now_ns() + (grace_ms + 2000) * 1000000;
+		for (;;) {
+			struct pollfd pfd = { .fd = s->from, .events = POLLIN };
+			unsigned char tmp[4096];
+			int64_t left = (deadline - proto_now_ns()) / 1000000;
+
+			if (left <= 0) {
+				kill(s->pid, SIGKILL);
+				break;
+			}
+			if (poll(&pfd, 1, (int)left) < 0 && errno != EINTR)
+				break;
+			if (pfd.revents && read(s->from, tmp, sizeof tmp) == 0)
+				break;
+		}
+	}
+	sub_close(s);
+	for (int i = 0; i < s->nfl; i++)
+		buf_release(&s->fl[i].job);
+	buf_release(&s->out);
+	frame_decoder_release(&s->dec);
+	free(s->fl);
+	free(s->exe);
+	free(s);
+}
+
+static const struct backend_ops sub_ops = {
+	sub_warm, sub_free_slots, sub_submit, sub_pollfds, sub_events, sub_destroy,
+};
+
+struct backend *backend_subprocess_new(const char *worker_exe, int workers, struct buf *err)
+{
+	struct sub *s = calloc(1, sizeof *s);
+
+	if (!s || !(s->exe = strdup(worker_exe)) ||
+	    !(s->fl = calloc((size_t)workers, sizeof *s->fl))) {
+		buf_addstr(err, "out of memory");
+		if (s)
+			free(s->exe);
+		free(s);
+		return NULL;
+	}
+	s->base.ops = &sub_ops;
+	s->workers = workers;
+	s->to = s->from = -1;
+	frame_decoder_init(&s->dec);
+	return &s->base;
+}

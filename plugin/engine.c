@@ -1,0 +1,482 @@
+/*
+ * The engine: the table of jobs not yet waited for, the run queue, slot
+ * accounting (one implicit slot, jobserver tokens for the rest, or a plain
+ * limit where no jobserver exists yet) and the I/O thread that drives the
+ * backend.  See plugin.h for the locking rule.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "plugin.h"
+
+#define HASH_SIZE 4096
+#define MAX_POLL 1024
+
+static struct engine {
+	pthread_mutex_t lock;
+	pthread_cond_t done;       /* a job finished */
+	pthread_t thread;
+	int started, stopping;
+	int wake[2];               /* self-pipe: make's thread -> I/O thread */
+	struct backend *backend;
+	int64_t kill_grace_ms;
+
+	struct jobserver js;
+	int js_active;
+	int limit;                 /* jobs at once without a jobserver */
+	int implicit_busy;
+	int limit_running;         /* SLOT_LIMIT jobs running */
+	int want_token;            /* poll the jobserver for a token */
+	int64_t token_wait_since;
+	int js_warned;
+
+	struct job *hash[HASH_SIZE];
+	struct job **byid;
+	size_t nbyid, capbyid;
+	struct job *all_head, *all_tail;
+	struct job *qhead, *qtail;
+	int64_t next_id;
+	struct engine_stats st;
+} E = {
+	.lock = PTHREAD_MUTEX_INITIALIZER,
+	.done = PTHREAD_COND_INITIALIZER,
+	.wake = { -1, -1 },
+	.limit = 1,
+};
+
+void engine_log(const char *fmt, ...)
+{
+	struct buf b = BUF_INIT;
+	va_list ap;
+	char tmp[1024];
+
+	va_start(ap, fmt);
+	vsnprintf(tmp, sizeof tmp, fmt, ap);
+	va_end(ap);
+	buf_addf(&b, "asynccompile: %s\n", tmp);
+	(void)!write(2, b.data, b.len);
+	buf_release(&b);
+}
+
+static unsigned engine_hash(const char *s)
+{
+	unsigned h = 2166136261u;
+
+	while (*s)
+		h = (h ^ (unsigned char)*s++) * 16777619u;
+	return h % HASH_SIZE;
+}
+
+struct job *engine_find(const char *name)
+{
+	struct job *j;
+
+	pthread_mutex_lock(&E.lock);
+	for (j = E.hash[engine_hash(name)]; j; j = j->hnext)
+		if (!strcmp(j->name, name))
+			break;
+	pthread_mutex_unlock(&E.lock);
+	return j;
+}
+
+static void engine_wake(void)
+{
+	char c = 0;
+
+	if (E.wake[1] >= 0)
+		(void)!write(E.wake[1], &c, 1);
+}
+
+static void engine_table_add(struct job *j)
+{
+	unsigned h = engine_hash(j->name);
+
+	j->hnext = E.hash[h];
+	E.hash[h] = j;
+	j->prev_all = E.all_tail;
+	j->next_all = NULL;
+	if (E.all_tail)
+		E.all_tail->next_all = j;
+	else
+		E.all_head = j;
+	E.all_tail = j;
+	if ((size_t)j->id >= E.capbyid) {
+		size_t cap = E.capbyid ? E.capbyid * 2 : 1024;
+		while (cap <= (size_t)j->id)
+			cap *= 2;
+		struct job **n = realloc(E.byid, cap * sizeof *n);
+		if (!n)
+			abort();
+		memset(n + E.capbyid, 0, (cap - E.capbyid) * sizeof *n);
+		E.byid = n;
+		E.capbyid = cap;
+	}
+	E.byid[j->id] = j;
+}
+
+static void engine_table_remove(struct job *j)
+{
+	struct job **pp = &E.hash[engine_hash(j->name)];
+
+	while (*pp && *pp != j)
+		pp = &(*pp)->hnext;
+	if (*pp)
+		*pp = j->hnext;
+	if (j->prev_all)
+		j->prev_all->next_all = j->next_all;
+	else
+		E.all_head = j->next_all;
+	if (j->next_all)
+		j->next_all->prev_all = j->prev_all;
+	else
+		E.all_tail = j->prev_all;
+	E.byid[j->id] = NULL;
+}
+
+void job_free(struct job *j)
+{
+	if (!j)
+		return;
+	free(j->name);
+	free(j->command);
+	buf_release(&j->payload);
+	result_msg_release(&j->res);
+	free(j);
+}
+
+void engine_submit(struct job *j)
+{
+	pthread_mutex_lock(&E.lock);
+	j->id = ++E.next_id;
+	j->queued_ns = proto_now_ns();
+	engine_table_add(j);
+	E.st.submitted++;
+	if (j->dry) {
+		j->state = JOB_DONE;
+	} else {
+		j->state = JOB_QUEUED;
+		j->next = NULL;
+		if (E.qtail)
+			E.qtail->next = j;
+		else
+			E.qhead = j;
+		E.qtail = j;
+		E.st.queued++;
+	}
+	pthread_mutex_unlock(&E.lock);
+	engine_wake();
+}
+
+static void engine_dispatch(struct job *j, enum job_slot slot, unsigned char tok)
+{
+	E.qhead = j->next;
+	if (!E.qhead)
+		E.qtail = NULL;
+	E.st.queued--;
+	j->next = NULL;
+	j->slot = slot;
+	j->token = tok;
+	j->state = JOB_RUNNING;
+	j->dispatched_ns = proto_now_ns();
+	E.st.bytes_out += j->payload.len;
+	E.st.running++;
+	if (E.st.running > E.st.max_running)
+		E.st.max_running = E.st.running;
+	/* may report the job finished at once (e.g. no pool could start) */
+	E.backend->ops->submit(E.backend, j->id, j->payload.data, j->payload.len, j->retries);
+	buf_release(&j->payload);
+}
+
+/* Start every queued job a slot is free for.  Lock held. */
+static void engine_schedule(void)
+{
+	E.want_token = 0;
+	while (E.qhead && E.backend->ops->free_slots(E.backend) > 0) {
+		unsigned char tok = 0;
+
+		if (!E.implicit_busy) {
+			E.implicit_busy = 1;
+			engine_dispatch(E.qhead, SLOT_IMPLICIT, 0);
+			continue;
+		}
+		if (E.js_active) {
+			int r = js_try_acquire(&E.js, &tok);
+
+			if (r == 1) {
+				if (E.token_wait_since) {
+					E.st.token_wait_ns += (uint64_t)(proto_now_ns() - E.token_wait_since);
+					E.token_wait_since = 0;
+				}
+				engine_dispatch(E.qhead, SLOT_TOKEN, tok);
+				continue;
+			}
+			if (r == 0) {
+				if (!E.token_wait_since) {
+					E.token_wait_since = proto_now_ns();
+					E.st.token_waits++;
+				}
+				E.want_token = 1;
+				return;
+			}
+			if (!E.js_warned++)
+				engine_log("jobserver unusable (%s); running one job at a time",
+					   strerror(errno));
+			if (!E.js.held)
+				js_close(&E.js);
+			E.js_active = 0;
+			E.limit = 1;
+			return;
+		}
+		if (E.limit_running + 1 < E.limit) {
+			E.limit_running++;
+			engine_dispatch(E.qhead, SLOT_LIMIT, 0);
+			continue;
+		}
+		return;
+	}
+}
+
+static void engine_release_slot(struct job *j)
+{
+	switch (j->slot) {
+	case SLOT_IMPLICIT:
+		E.implicit_busy = 0;
+		break;
+	case SLOT_TOKEN:
+		if (js_release(&E.js, j->token) < 0)
+			engine_log("could not give a jobserver token back: %s", strerror(errno));
+		break;
+	case SLOT_LIMIT:
+		E.limit_running--;
+		break;
+	case SLOT_NONE:
+		break;
+	}
+	j->slot = SLOT_NONE;
+}
+
+void engine_on_started(int64_t id, const struct started_msg *m)
+{
+	struct job *j = id > 0 && (size_t)id < E.capbyid ? E.byid[id] : NULL;
+
+	if (j && j->state == JOB_RUNNING) {
+		j->started_ns = proto_now_ns();
+		j->worker = m->worker;
+	}
+}
+
+void engine_on_result(int64_t id, const struct result_msg *res)
+{
+	struct job *j = id > 0 && (size_t)id < E.capbyid ? E.byid[id] : NULL;
+
+	if (!j || j->state != JOB_RUNNING)
+		return;
+	engine_release_slot(j);
+	j->res.status = res->status;
+	j->res.flags = res->flags;
+	buf_add(&j->res.out, res->out.data, res->out.len);
+	buf_add(&j->res.err, res->err.data, res->err.len);
+	j->res.start_ns = res->start_ns;
+	j->res.end_ns = res->end_ns;
+	j->res.utime_us = res->utime_us;
+	j->res.stime_us = res->stime_us;
+	j->res.maxrss_kb = res->maxrss_kb;
+	j->res.worker = res->worker;
+	j->res.attempts = res->attempts;
+	j->state = JOB_DONE;
+	E.st.running--;
+	E.st.completed++;
+	if (res->status)
+		E.st.failed++;
+	if (res->flags & RES_TIMED_OUT)
+		E.st.timed_out++;
+	if (res->attempts > 1)
+		E.st.retried += res->attempts - 1;
+	E.st.bytes_in += res->out.len + res->err.len;
+	pthread_cond_broadcast(&E.done);
+}
+
+static void *engine_main(void *arg)
+{
+	struct pollfd fds[MAX_POLL];
+
+	(void)arg;
+	pthread_mutex_lock(&E.lock);
+	while (!E.stopping) {
+		size_t n = 0, js_idx = (size_t)-1;
+		int timeout = -1;
+
+		engine_schedule();
+		fds[n++] = (struct pollfd){ .fd = E.wake[0], .events = POLLIN };
+		if (E.want_token && E.js_active) {
+			js_idx = n;
+			fds[n++] = (struct pollfd){ .fd = E.js.rfd, .events = POLLIN };
+		}
+		size_t nb = E.backend->ops->pollfds(E.backend, fds + n, MAX_POLL - n, &timeout);
+		pthread_mutex_unlock(&E.lock);
+		if (poll(fds, n + nb, timeout) < 0 && errno != EINTR) {
+			engine_log("poll: %s", strerror(errno));
+			pthread_mutex_lock(&E.lock);
+			break;
+		}
+		pthread_mutex_lock(&E.lock);
+		if (fds[0].revents) {
+			char tmp[256];
+			while (read(E.wake[0], tmp, sizeof tmp) > 0)
+				;
+		}
+		(void)js_idx; /* a readable jobserver is retried by engine_schedule() */
+		E.backend->ops->events(E.backend, fds + n, nb);
+	}
+	pthread_mutex_unlock(&E.lock);
+	return NULL;
+}
+
+int engine_started(void)
+{
+	return E.started;
+}
+
+int engine_start(const struct config *cfg, struct buf *err)
+{
+	sigset_t all, old;
+	char *exe = NULL;
+	int workers = config_workers(cfg), rc;
+
+	if (E.started)
+		return 0;
+	if (cfg->start_method != START_FORK) {
+		exe = spawn_find_worker(err);
+		if (!exe)
+			return -1;
+	}
+	if (cfg->start_method == START_SUBPROCESS)
+		E.backend = backend_subprocess_new(exe, workers, err);
+	else
+		E.backend = backend_pool_new(exe, workers, cfg->start_method == START_FORK, err);
+	free(exe);
+	if (!E.backend)
+		return -1;
+	if (pipe2(E.wake, O_CLOEXEC | O_NONBLOCK) < 0) {
+		buf_addf(err, "pipe: %s", strerror(errno));
+		E.backend->ops->destroy(E.backend, 0);
+		E.backend = NULL;
+		return -1;
+	}
+	E.kill_grace_ms = cfg->kill_grace_ms;
+	if (cfg->warm && E.backend->ops->warm(E.backend) < 0)
+		engine_log("could not start the worker pool early; will retry at the first job");
+	/* make's signal handlers must run on make's thread only */
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	rc = pthread_create(&E.thread, NULL, engine_main, NULL);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	if (rc) {
+		buf_addf(err, "cannot start the I/O thread: %s", strerror(rc));
+		E.backend->ops->destroy(E.backend, 0);
+		E.backend = NULL;
+		return -1;
+	}
+	E.started = 1;
+	return 0;
+}
+
+int engine_set_slots(const struct js_auth *a, int limit, struct buf *err)
+{
+	int ret = 0;
+
+	pthread_mutex_lock(&E.lock);
+	if (a) {
+		if (!(E.js_active && js_auth_equal(&E.js.auth, a)) && !E.js.held) {
+			if (E.js_active)
+				js_close(&E.js);
+			E.js_active = js_open(&E.js, a, err) == 0;
+			if (!E.js_active)
+				ret = -1;
+		}
+		E.limit = 1;
+	} else {
+		if (E.js_active && !E.js.held) {
+			js_close(&E.js);
+			E.js_active = 0;
+		}
+		E.limit = limit > 0 ? limit : 1;
+	}
+	pthread_mutex_unlock(&E.lock);
+	engine_wake();
+	return ret;
+}
+
+void engine_wait(struct job ***jobs, size_t *n)
+{
+	size_t i;
+
+	pthread_mutex_lock(&E.lock);
+	if (*n == 0) {
+		size_t cnt = 0;
+		for (struct job *j = E.all_head; j; j = j->next_all)
+			cnt++;
+		*jobs = calloc(cnt ? cnt : 1, sizeof **jobs);
+		if (!*jobs)
+			abort();
+		for (struct job *j = E.all_head; j; j = j->next_all)
+			(*jobs)[(*n)++] = j;
+	}
+	for (i = 0; i < *n; i++)
+		while ((*jobs)[i]->state != JOB_DONE)
+			pthread_cond_wait(&E.done, &E.lock);
+	for (i = 0; i < *n; i++)
+		engine_table_remove((*jobs)[i]);
+	pthread_mutex_unlock(&E.lock);
+}
+
+void engine_get_stats(struct engine_stats *st)
+{
+	pthread_mutex_lock(&E.lock);
+	*st = E.st;
+	st->limit = E.limit;
+	st->mode = E.js_active ? (E.js.auth.style == JS_FIFO ? "jobserver-fifo" : "jobserver-pipe")
+			       : "limit";
+	pthread_mutex_unlock(&E.lock);
+}
+
+void engine_shutdown(void)
+{
+	struct job *j, *next;
+
+	if (!E.started)
+		return;
+	pthread_mutex_lock(&E.lock);
+	for (j = E.all_head; j; j = j->next_all) {
+		if (j->state != JOB_DONE)
+			engine_log("warning: job '%s' was never waited for; killed", j->name);
+		else if (j->kind == JOB_COMPILE && j->res.status)
+			engine_log("warning: build step '%s' failed (status %d) but was never waited for",
+				   j->name, j->res.status);
+	}
+	E.stopping = 1;
+	pthread_mutex_unlock(&E.lock);
+	engine_wake();
+	pthread_join(E.thread, NULL);
+	E.backend->ops->destroy(E.backend, E.kill_grace_ms);
+	E.backend = NULL;
+	/* the jobs are gone: their tokens go back before make counts them */
+	for (j = E.all_head; j; j = next) {
+		next = j->next_all;
+		if (j->state == JOB_RUNNING)
+			engine_release_slot(j);
+	}
+	js_close(&E.js);
+	E.js_active = 0;
+	close(E.wake[0]);
+	close(E.wake[1]);
+	E.wake[0] = E.wake[1] = -1;
+	E.started = 0;
+}

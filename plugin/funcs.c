@@ -1,0 +1,401 @@
+/*
+ * The make functions: argument checks, building job messages, waiting and
+ * turning results into variables, output and errors.  Make's thread only.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "funcs.h"
+#include "plugin.h"
+
+static struct config cfg;
+static int cfg_loaded;
+
+/* ---- configuration discovery ---- */
+
+static void funcs_fail(const char *fn, const char *msg)
+{
+	struct buf b = BUF_INIT;
+
+	buf_addf(&b, "%s: %s", fn, msg);
+	mk_error((char *)b.data);
+}
+
+static int funcs_load_config(const char *fn, const char *path)
+{
+	struct config c;
+	struct buf err = BUF_INIT;
+
+	if (config_load_file(path, &c, &err) < 0) {
+		config_release(&c);
+		funcs_fail(fn, (char *)err.data);
+	}
+	buf_release(&err);
+	if (cfg_loaded)
+		config_release(&cfg);
+	cfg = c;
+	cfg_loaded = 1;
+	return 0;
+}
+
+/* The configuration in force, found in the contract's order. */
+static void funcs_config_find(const char *fn)
+{
+	char *v;
+	struct stat st;
+
+	if (cfg_loaded)
+		return;
+	v = mk_expand("$(ASYNC_COMPILE_CONFIG)");
+	if (!*v) {
+		free(v);
+		v = getenv("ASYNC_COMPILE_CONFIG") ? strdup(getenv("ASYNC_COMPILE_CONFIG")) : NULL;
+	}
+	if (v && *v) {
+		funcs_load_config(fn, v);
+		free(v);
+		return;
+	}
+	free(v);
+	if (stat("asynccompile.yaml", &st) == 0) {
+		funcs_load_config(fn, "asynccompile.yaml");
+		return;
+	}
+	config_defaults(&cfg);
+	cfg_loaded = 1;
+}
+
+char *funcs_config(const char *nm, unsigned int argc, char **argv)
+{
+	char *path = argc ? argv[0] : "";
+
+	while (*path == ' ' || *path == '\t')
+		path++;
+	if (!*path)
+		funcs_fail(nm, "needs a file name");
+	if (engine_started()) {
+		struct buf b = BUF_INIT;
+		buf_addf(&b, "the pool already runs with the configuration from %s; "
+			 "call async-config before the first job", cfg.source);
+		funcs_fail(nm, (char *)b.data);
+	}
+	path[strcspn(path, " \t")] = 0;
+	funcs_load_config(nm, path);
+	return NULL;
+}
+
+/* ---- the make process's situation ---- */
+
+struct situation {
+	int in_recipe;
+	struct make_flags flags;
+};
+
+static void funcs_situation(const char *fn, struct situation *s)
+{
+	char *mf = mk_expand("$(MAKEFLAGS)");
+	char *at = mk_expand("$@");
+	const char *envmf = getenv("MAKEFLAGS");
+	struct js_auth a;
+	struct buf warn = BUF_INIT;
+	int have;
+	static int warned;
+
+	s->in_recipe = *at != 0;
+	js_parse_flags(mf, &s->flags);
+	/* a sub-make reading its makefiles finds the jobserver in its environment */
+	have = js_parse_auth(mf, &a);
+	if (!have)
+		have = js_parse_auth(envmf, &a);
+	if (have) {
+		if (engine_set_slots(&a, 1, &warn) < 0 && !warned++)
+			engine_log("%s: %s", fn, (char *)warn.data);
+		js_auth_release(&a);
+	} else {
+		int jobs = s->flags.jobs;
+		if (!jobs) {
+			struct make_flags ef;
+			js_parse_flags(envmf, &ef);
+			jobs = ef.jobs;
+		}
+		if (!jobs)
+			jobs = js_cmdline_jobs();
+		if (jobs < 0)
+			jobs = config_workers(&cfg);
+		engine_set_slots(NULL, jobs ? jobs : 1, &warn);
+	}
+	buf_release(&warn);
+	free(mf);
+	free(at);
+}
+
+/* ---- queueing ---- */
+
+static char *funcs_trim(char *s)
+{
+	char *e;
+
+	while (*s == ' ' || *s == '\t' || *s == '\n')
+		s++;
+	e = s + strlen(s);
+	while (e > s && (e[-1] == ' ' || e[-1] == '\t' || e[-1] == '\n'))
+		*--e = 0;
+	return s;
+}
+
+static const char *funcs_bad_name(const char *name)
+{
+	if (!*name)
+		return "an empty NAME";
+	if (name[strcspn(name, " \t\n:#=$,()")])
+		return "a NAME with a character that is not allowed (blank : # = $ , ( ))";
+	return NULL;
+}
+
+static char **funcs_split(const char *s)
+{
+	char **v = NULL, *copy = strdup(s), *tok, *save = NULL;
+	size_t n = 0;
+
+	if (!copy)
+		abort();
+	for (tok = strtok_r(copy, " \t\n", &save); tok; tok = strtok_r(NULL, " \t\n", &save)) {
+		v = realloc(v, (n + 2) * sizeof *v);
+		if (!v || !(v[n++] = strdup(tok)))
+			abort();
+	}
+	if (!v && !(v = malloc(sizeof *v)))
+		abort();
+	v[n] = NULL;
+	free(copy);
+	return v;
+}
+
+static char *funcs_queue(const char *fn, enum job_kind kind, unsigned int argc, char **argv)
+{
+	struct situation sit;
+	struct job_msg m;
+	struct job *j;
+	struct buf cmd = BUF_INIT, err = BUF_INIT;
+	char *name = funcs_trim(argv[0]);
+	const char *bad = funcs_bad_name(name);
+	char *shell, *flags, cwd[4096];
+
+	if (bad) {
+		struct buf b = BUF_INIT;
+		buf_addf(&b, "%s: got %s: '%s'", fn, bad, name);
+		mk_error((char *)b.data);
+	}
+	if (engine_find(name)) {
+		struct buf b = BUF_INIT;
+		buf_addf(&b, "%s: a job named '%s' is already queued and not yet waited for",
+			 fn, name);
+		mk_error((char *)b.data);
+	}
+	funcs_config_find(fn);
+	funcs_situation(fn, &sit);
+	if (engine_start(&cfg, &err) < 0)
+		funcs_fail(fn, (char *)err.data);
+
+	for (char **w = cfg.launcher; *w; w++) {
+		output_shell_quote(&cmd, *w);
+		buf_addch(&cmd, ' ');
+	}
+	buf_addstr(&cmd, argv[1]);
+
+	j = calloc(1, sizeof *j);
+	if (!j || !(j->name = strdup(name)) || !(j->command = strdup(argv[1])))
+		abort();
+	j->kind = kind;
+	j->retries = (uint32_t)cfg.retries;
+	j->worker = -1;
+	if (kind == JOB_COMPILE && sit.in_recipe) {
+		int echo = cfg.echo == TRI_TRUE || (cfg.echo == TRI_AUTO && !sit.flags.silent);
+		if (echo || sit.flags.dry_run) {
+			buf_addch(&cmd, '\n');
+			mk_print(1, cmd.data, cmd.len);
+			cmd.data[--cmd.len] = 0;
+		}
+		j->dry = sit.flags.dry_run;
+	}
+
+	shell = mk_expand("$(SHELL)");
+	flags = mk_expand("$(.SHELLFLAGS)");
+	memset(&m, 0, sizeof m);
+	m.shell = *shell ? shell : "/bin/sh";
+	m.shellflags = funcs_split(*flags ? flags : "-c");
+	m.command = (char *)cmd.data;
+	m.cwd = getcwd(cwd, sizeof cwd) ? cwd : ".";
+	m.env = cfg.env;
+	if (argc > 2) {
+		m.input = (unsigned char *)argv[2];
+		m.input_len = strlen(argv[2]);
+		m.has_input = 1;
+	}
+	m.timeout_ms = cfg.timeout_ms;
+	m.kill_grace_ms = cfg.kill_grace_ms;
+	m.max_output = cfg.max_output;
+	m.retries = (uint32_t)cfg.retries;
+	msg_put_job(&j->payload, &m);
+	strv_free(m.shellflags);
+	free(shell);
+	free(flags);
+	buf_release(&cmd);
+	buf_release(&err);
+	engine_submit(j);
+	return NULL;
+}
+
+char *funcs_compile(const char *nm, unsigned int argc, char **argv)
+{
+	return funcs_queue(nm, JOB_COMPILE, argc, argv);
+}
+
+char *funcs_try(const char *nm, unsigned int argc, char **argv)
+{
+	return funcs_queue(nm, JOB_TRY, argc, argv);
+}
+
+/* ---- waiting ---- */
+
+static int funcs_by_id(const void *a, const void *b)
+{
+	const struct job *x = *(struct job *const *)a, *y = *(struct job *const *)b;
+
+	return x->id < y->id ? -1 : x->id > y->id;
+}
+
+static void funcs_publish(struct job *j)
+{
+	char num[16], *v;
+
+	snprintf(num, sizeof num, "%d", j->res.status);
+	mk_set_var(j->name, ".status", num);
+	v = output_fold(j->res.out.data, j->res.out.len);
+	mk_set_var(j->name, ".out", v);
+	free(v);
+	v = output_fold(j->res.err.data, j->res.err.len);
+	mk_set_var(j->name, ".err", v);
+	free(v);
+	if (j->kind == JOB_COMPILE) {
+		if (j->res.out.len)
+			mk_print(1, j->res.out.data, j->res.out.len);
+		if (j->res.err.len)
+			mk_print(2, j->res.err.data, j->res.err.len);
+	}
+}
+
+char *funcs_wait(const char *nm, unsigned int argc, char **argv)
+{
+	struct job **jobs = NULL;
+	size_t n = 0;
+	struct buf fail = BUF_INIT;
+	int nfail = 0, first_status = 0, in_recipe;
+	char *at;
+
+	if (argc && *funcs_trim(argv[0])) {
+		char **names = funcs_split(argv[0]);
+		size_t cnt = 0;
+
+		while (names[cnt])
+			cnt++;
+		jobs = calloc(cnt, sizeof *jobs);
+		if (!jobs)
+			abort();
+		for (size_t i = 0; i < cnt; i++) {
+			struct job *j = engine_find(names[i]);
+			if (!j) {
+				struct buf b = BUF_INIT;
+				buf_addf(&b, "%s: no job named '%s' is waiting "
+					 "(never queued, or already waited for)", nm, names[i]);
+				mk_error((char *)b.data);
+			}
+			int dup = 0;
+			for (size_t k = 0; k < n; k++)
+				dup |= jobs[k] == j;
+			if (!dup)
+				jobs[n++] = j;
+		}
+		strv_free(names);
+		qsort(jobs, n, sizeof *jobs, funcs_by_id);
+		engine_wait(&jobs, &n);
+	} else {
+		if (!engine_started())
+			return NULL;
+		engine_wait(&jobs, &n);
+	}
+
+	for (size_t i = 0; i < n; i++) {
+		struct job *j = jobs[i];
+
+		funcs_publish(j);
+		if (j->kind == JOB_COMPILE && j->res.status) {
+			if (!nfail++)
+				first_status = j->res.status;
+			buf_addf(&fail, "%s  %s (status %d): %s", nfail > 1 ? "\n" : "",
+				 j->name, j->res.status, j->command);
+		}
+		job_free(j);
+	}
+	free(jobs);
+	if (!nfail)
+		return NULL;
+
+	at = mk_expand("$@");
+	in_recipe = *at != 0;
+	free(at);
+	if (!in_recipe) {
+		struct buf b = BUF_INIT;
+		buf_addf(&b, "%s: %d build step%s failed:\n%s", nm, nfail,
+			 nfail == 1 ? "" : "s", (char *)fail.data);
+		mk_error((char *)b.data);
+	}
+	/* inside a recipe: a failing line, so -k, -i and .DELETE_ON_ERROR apply */
+	{
+		struct buf b = BUF_INIT;
+		char *r;
+
+		buf_addf(&b, "asynccompile: %d build step%s failed:\n%s\n", nfail,
+			 nfail == 1 ? "" : "s", (char *)fail.data);
+		mk_print(2, b.data, b.len);
+		buf_reset(&b);
+		buf_addf(&b, "@exit %d", first_status > 0 && first_status < 256 ? first_status : 1);
+		r = mk_result((char *)b.data);
+		buf_release(&b);
+		buf_release(&fail);
+		return r;
+	}
+}
+
+/* ---- statistics ---- */
+
+char *funcs_stats(const char *nm, unsigned int argc, char **argv)
+{
+	struct engine_stats st;
+	struct buf b = BUF_INIT;
+	char *r;
+
+	(void)nm;
+	(void)argc;
+	(void)argv;
+	engine_get_stats(&st);
+	buf_addf(&b, "submitted=%llu completed=%llu failed=%llu retried=%llu timed_out=%llu "
+		 "running=%d queued=%d max_running=%d token_waits=%llu token_wait_ms=%llu "
+		 "bytes_in=%llu bytes_out=%llu slots=%s",
+		 (unsigned long long)st.submitted, (unsigned long long)st.completed,
+		 (unsigned long long)st.failed, (unsigned long long)st.retried,
+		 (unsigned long long)st.timed_out, st.running, st.queued, st.max_running,
+		 (unsigned long long)st.token_waits,
+		 (unsigned long long)(st.token_wait_ns / 1000000),
+		 (unsigned long long)st.bytes_in, (unsigned long long)st.bytes_out, st.mode);
+	if (cfg_loaded)
+		buf_addf(&b, " workers=%d start_method=%s", config_workers(&cfg),
+			 config_start_method_name(cfg.start_method));
+	r = mk_result((char *)b.data);
+	buf_release(&b);
+	return r;
+}

@@ -1,0 +1,345 @@
+#include "jobserver.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+static const char *js_next_word(const char *s, size_t *len)
+{
+	while (*s == ' ' || *s == '\t')
+		s++;
+	*len = strcspn(s, " \t");
+	return s;
+}
+
+int js_parse_auth(const char *mf, struct js_auth *a)
+{
+	const char *w, *last = NULL;
+	size_t n, lastlen = 0;
+	static const char *const keys[] = { "--jobserver-auth=", "--jobserver-fds=" };
+
+	memset(a, 0, sizeof *a);
+	a->rfd = a->wfd = -1;
+	if (!mf)
+		return 0;
+	for (w = js_next_word(mf, &n); n; w = js_next_word(w + n, &n)) {
+		for (size_t k = 0; k < 2; k++) {
+			size_t kl = strlen(keys[k]);
+			if (n > kl && !strncmp(w, keys[k], kl)) {
+				last = w + kl;
+				lastlen = n - kl;
+			}
+		}
+	}
+	if (!last)
+		return 0;
+	if (lastlen > 5 && !strncmp(last, "fifo:", 5)) {
+		a->style = JS_FIFO;
+		a->path = strndup(last + 5, lastlen - 5);
+		return a->path != NULL;
+	}
+	{
+		char tmp[64];
+		int r, wr;
+		char c;
+
+		if (lastlen >= sizeof tmp)
+			return 0;
+		memcpy(tmp, last, lastlen);
+		tmp[lastlen] = 0;
+		if (sscanf(tmp, "%d,%d%c", &r, &wr, &c) != 2 || r < 0 || wr < 0)
+			return 0;
+		a->style = JS_PIPE;
+		a->rfd = r;
+		a->wfd = wr;
+	}
+	return 1;
+}
+
+void js_auth_release(struct js_auth *a)
+{
+	free(a->path);
+	a->path = NULL;
+	a->style = JS_NONE;
+}
+
+int js_auth_equal(const struct js_auth *a, const struct js_auth *b)
+{
+	if (a->style != b->style)
+		return 0;
+	if (a->style == JS_PIPE)
+		return a->rfd == b->rfd && a->wfd == b->wfd;
+	if (a->style == JS_FIFO)
+		return !strcmp(a->path, b->path);
+	return 1;
+}
+
+/* "-j", "-j4", "--jobs", "--jobs=4"; *consumed_next when the count is the next word. */
+static int js_jobs_word(const char *w, size_t n, const char *next, size_t nn, int *consumed_next)
+{
+	char tmp[32];
+	const char *num = NULL;
+	size_t numlen = 0;
+
+	*consumed_next = 0;
+	if (n >= 2 && w[0] == '-' && w[1] == 'j') {
+		num = w + 2;
+		numlen = n - 2;
+	} else if (n >= 6 && !strncmp(w, "--jobs", 6) && (n == 6 || w[6] == '=')) {
+		num = w + (n == 6 ? 6 : 7);
+		numlen = n == 6 ? 0 : n - 7;
+	} else {
+		return 0;
+	}
+	if (!numlen && next && nn && nn < sizeof tmp && strspn(next, "0123456789") >= nn) {
+		num = next;
+		numlen = nn;
+		*consumed_next = 1;
+	}
+	if (!numlen)
+		return -1;
+	if (numlen >= sizeof tmp || strspn(num, "0123456789") < numlen)
+		return 0;
+	memcpy(tmp, num, numlen);
+	tmp[numlen] = 0;
+	long v = strtol(tmp, NULL, 10);
+	return v > 0 && v < INT_MAX ? (int)v : 0;
+}
+
+void js_parse_flags(const char *mf, struct make_flags *f)
+{
+	const char *w, *nw;
+	size_t n, nn;
+	int first = 1, consumed;
+
+	memset(f, 0, sizeof *f);
+	if (!mf)
+		return;
+	for (w = js_next_word(mf, &n); n; w = nw, n = nn, first = 0) {
+		nw = js_next_word(w + n, &nn);
+		if (w[0] == '-' && w[1] == '-' && n == 2)
+			break; /* variable assignments follow */
+		if (first && w[0] != '-') {
+			/* make puts single-letter flags first, without a dash */
+			for (size_t i = 0; i < n; i++) {
+				if (w[i] == 'n' || w[i] == 'q')
+					f->dry_run = 1;
+				else if (w[i] == 's')
+					f->silent = 1;
+				else if (w[i] == 'k')
+					f->keep_going = 1;
+			}
+			continue;
+		}
+		int j = js_jobs_word(w, n, nw, nn, &consumed);
+		if (j)
+			f->jobs = j;
+		if (consumed)
+			nw = js_next_word(nw + nn, &nn);
+	}
+}
+
+/*
+ * One argv word of make's command line: bundled short options ("-kj4"),
+ * stopping at the first option that takes an argument.
+ */
+static int js_short_jobs(const char *w, const char *next, int *consumed)
+{
+	static const char takes_arg[] = "CfIloWEO";
+
+	*consumed = 0;
+	for (const char *c = w + 1; *c; c++) {
+		if (*c == 'j') {
+			if (c[1])
+				return strspn(c + 1, "0123456789") == strlen(c + 1) ? atoi(c + 1) : 0;
+			if (next && *next && strspn(next, "0123456789") == strlen(next)) {
+				*consumed = 1;
+				return atoi(next);
+			}
+			return -1;
+		}
+		if (strchr(takes_arg, *c))
+			return 0;
+	}
+	return 0;
+}
+
+int js_cmdline_jobs(void)
+{
+	char buf[65536];
+	ssize_t n;
+	int fd, jobs = 0, consumed, v;
+	size_t off;
+
+	fd = open("/proc/self/cmdline", O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return 0;
+	n = read(fd, buf, sizeof buf - 1);
+	close(fd);
+	if (n <= 0)
+		return 0;
+	buf[n] = 0;
+	for (off = strlen(buf) + 1; off < (size_t)n; off += strlen(buf + off) + 1) {
+		const char *w = buf + off;
+		size_t wl = strlen(w);
+		const char *next = off + wl + 1 < (size_t)n ? w + wl + 1 : NULL;
+
+		if (!strcmp(w, "--"))
+			break;
+		if (w[0] != '-' || !w[1])
+			continue;
+		if (w[1] == '-')
+			v = js_jobs_word(w, wl, next, next ? strlen(next) : 0, &consumed);
+		else
+			v = js_short_jobs(w, next, &consumed);
+		if (v)
+			jobs = v;
+		if (consumed)
+			off += wl + 1;
+	}
+	return jobs;
+}
+
+static int js_fd_ok(int fd)
+{
+	return fd >= 0 && fcntl(fd, F_GETFD) >= 0;
+}
+
+int js_open(struct jobserver *js, const struct js_auth *a, struct buf *err)
+{
+	struct stat st, st2;
+	char path[64];
+
+	memset(js, 0, sizeof *js);
+	js->rfd = js->wfd = -1;
+	js->auth = *a;
+	js->auth.path = NULL;
+	if (a->style == JS_PIPE) {
+		if (!js_fd_ok(a->rfd) || !js_fd_ok(a->wfd)) {
+			buf_addf(err, "jobserver descriptors %d,%d are not open "
+				 "(recursive make run without '+'?); running one job at a time",
+				 a->rfd, a->wfd);
+			return -1;
+		}
+		if (fstat(a->rfd, &st) < 0 || fstat(a->wfd, &st2) < 0 ||
+		    !S_ISFIFO(st.st_mode) || st.st_ino != st2.st_ino || st.st_dev != st2.st_dev) {
+			buf_addf(err, "jobserver descriptors %d,%d are not the two ends of one pipe; "
+				 "running one job at a time", a->rfd, a->wfd);
+			return -1;
+		}
+		snprintf(path, sizeof path, "/proc/self/fd/%d", a->rfd);
+		js->rfd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+	} else if (a->style == JS_FIFO) {
+		js->auth.path = strdup(a->path);
+		if (!js->auth.path)
+			return -1;
+		js->rfd = open(a->path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+	} else {
+		return -1;
+	}
+	if (js->rfd < 0 || fstat(js->rfd, &st) < 0 || !S_ISFIFO(st.st_mode)) {
+		buf_addf(err, "cannot open the jobserver %s: %s; running one job at a time",
+			 a->style == JS_FIFO ? a->path : "pipe", strerror(errno));
+		if (js->rfd >= 0)
+			close(js->rfd);
+		js->rfd = -1;
+		free(js->auth.path);
+		js->auth.path = NULL;
+		return -1;
+	}
+	js->dev = st.st_dev;
+	js->ino = st.st_ino;
+	return 0;
+}
+
+/* A write end of the same pipe/fifo, or -1. */
+static int js_open_write(struct jobserver *js)
+{
+	struct stat st;
+	int fd;
+
+	if (js->auth.style == JS_FIFO)
+		fd = open(js->auth.path, O_WRONLY | O_NONBLOCK | O_CLOEXEC);
+	else
+		fd = fcntl(js->auth.wfd, F_DUPFD_CLOEXEC, 3);
+	if (fd < 0)
+		return -1;
+	if (fstat(fd, &st) < 0 || st.st_dev != js->dev || st.st_ino != js->ino) {
+		/* make closed its end and the number was reused */
+		close(fd);
+		errno = EBADF;
+		return -1;
+	}
+	return fd;
+}
+
+int js_try_acquire(struct jobserver *js, unsigned char *tok)
+{
+	ssize_t n;
+
+	if (js->rfd < 0) {
+		errno = EBADF;
+		return -1;
+	}
+	if (js->wfd < 0) {
+		js->wfd = js_open_write(js);
+		if (js->wfd < 0)
+			return -1;
+	}
+	do
+		n = read(js->rfd, tok, 1);
+	while (n < 0 && errno == EINTR);
+	if (n == 1) {
+		js->held++;
+		return 1;
+	}
+	if (!js->held) {
+		close(js->wfd);
+		js->wfd = -1;
+	}
+	if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
+		return 0;
+	if (n == 0)
+		errno = EPIPE;
+	return -1;
+}
+
+int js_release(struct jobserver *js, unsigned char tok)
+{
+	ssize_t n;
+	int ret = 0;
+
+	if (!js->held || js->wfd < 0) {
+		errno = EINVAL;
+		return -1;
+	}
+	do
+		n = write(js->wfd, &tok, 1);
+	while (n < 0 && errno == EINTR);
+	if (n != 1)
+		ret = -1;
+	js->held--;
+	if (!js->held) {
+		close(js->wfd);
+		js->wfd = -1;
+	}
+	return ret;
+}
+
+void js_close(struct jobserver *js)
+{
+	if (js->rfd >= 0)
+		close(js->rfd);
+	if (js->wfd >= 0)
+		close(js->wfd);
+	js->rfd = js->wfd = -1;
+	js->held = 0;
+	free(js->auth.path);
+	js->auth.path = NULL;
+	js->auth.style = JS_NONE;
+}

@@ -1,0 +1,123 @@
+/*
+ * plugin.h - internals of asynccompile.so shared by its modules.
+ *
+ * Threads: make's own thread runs the make functions (funcs.c, setup.c)
+ * and is the only one that calls gmk_*.  The engine's I/O thread
+ * (engine.c) owns the backend, the jobserver client and every descriptor
+ * to the pool; it blocks every signal so make's handlers keep running on
+ * make's thread.  One mutex, engine.lock, guards the job table, the queue
+ * and the counters; the I/O thread holds it except while in poll(), so
+ * backend callbacks (engine_on_*) run with it held.
+ */
+#ifndef ASYNC_PLUGIN_H
+#define ASYNC_PLUGIN_H
+
+#include <poll.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "../config/config.h"
+#include "../worker/buf.h"
+#include "../worker/proto.h"
+#include "jobserver.h"
+
+enum job_kind { JOB_COMPILE, JOB_TRY };
+enum job_state { JOB_QUEUED, JOB_RUNNING, JOB_DONE };
+enum job_slot { SLOT_NONE, SLOT_IMPLICIT, SLOT_TOKEN, SLOT_LIMIT };
+
+struct job {
+	int64_t id;
+	char *name;
+	enum job_kind kind;
+	char *command;          /* as the user wrote it (for messages) */
+	struct buf payload;     /* encoded MSG_JOB; released once dispatched */
+	uint32_t retries;
+	enum job_state state;
+	enum job_slot slot;
+	unsigned char token;
+	int dry;                /* make -n inside a recipe: echoed, not run */
+	int64_t queued_ns, dispatched_ns, started_ns;
+	int worker;
+	struct result_msg res;  /* valid when state == JOB_DONE */
+	struct job *next;       /* run queue link */
+	struct job *hnext;      /* name hash chain */
+	struct job *prev_all, *next_all; /* jobs not yet waited for, in queue order */
+};
+
+/* ---- engine.c: job table, scheduling, the I/O thread ---- */
+
+struct engine_stats {
+	uint64_t submitted, completed, failed, retried, timed_out;
+	uint64_t token_waits, token_wait_ns, bytes_in, bytes_out, restarts;
+	int running, max_running, queued;
+	int limit;              /* jobs at once outside a jobserver */
+	const char *mode;       /* "jobserver-pipe", "jobserver-fifo", "limit" */
+};
+
+/*
+ * Start the pool for `cfg` (copied).  0, or -1 with a reason in err.
+ * Safe to call again: later calls do nothing.
+ */
+int engine_start(const struct config *cfg, struct buf *err);
+int engine_started(void);
+/*
+ * Where tokens come from: a jobserver (a != NULL) or, when there is none,
+ * at most `limit` jobs at once.  Called from make's thread before each
+ * submission; a change takes effect for jobs started afterwards.
+ * Returns -1 with a warning text in err when the jobserver is unusable
+ * (the engine then runs one job at a time).
+ */
+int engine_set_slots(const struct js_auth *a, int limit, struct buf *err);
+/* Find a job not yet waited for. */
+struct job *engine_find(const char *name);
+/* Hand a new job to the engine (which owns it from then on). */
+void engine_submit(struct job *j);
+/*
+ * Block until every job in jobs[] is done (all jobs not waited for when
+ * n == 0: then *jobs is set to a malloc'd array, in queue order, and *n to
+ * its length).  Jobs returned are removed from the table; the caller frees
+ * them with job_free().  On return progress lines are cleared.
+ */
+void engine_wait(struct job ***jobs, size_t *n);
+void engine_get_stats(struct engine_stats *st);
+/* Kill everything, give back tokens, stop the thread (atexit). */
+void engine_shutdown(void);
+void job_free(struct job *j);
+
+/* Called by backends from the I/O thread, engine lock held. */
+void engine_on_started(int64_t id, const struct started_msg *m);
+void engine_on_result(int64_t id, const struct result_msg *res);
+void engine_log(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* ---- backends: how jobs reach workers (I/O thread only) ---- */
+
+struct backend {
+	const struct backend_ops *ops;
+};
+
+struct backend_ops {
+	/* Start workers now (warm).  0 or -1. */
+	int (*warm)(struct backend *b);
+	/* How many more jobs it takes now. */
+	int (*free_slots)(struct backend *b);
+	/* Send a job (payload is an encoded MSG_JOB, copied). */
+	int (*submit)(struct backend *b, int64_t id, const void *job, size_t len, uint32_t retries);
+	size_t (*pollfds)(struct backend *b, struct pollfd *fds, size_t max, int *timeout_ms);
+	void (*events)(struct backend *b, const struct pollfd *fds, size_t n);
+	/* Kill every job, stop every worker, free b. */
+	void (*destroy)(struct backend *b, int64_t grace_ms);
+};
+
+/* backend_sub.c: one supervisor process multiplexing `workers` jobs. */
+struct backend *backend_subprocess_new(const char *worker_exe, int workers, struct buf *err);
+/* backend_pool.c: the plugin's own pool of workers, exec'd or forked. */
+struct backend *backend_pool_new(const char *worker_exe, int workers, int fork_mode, struct buf *err);
+
+/* spawn.c: start the worker executable with a pipe pair on its fd 0/1. */
+int spawn_worker(const char *exe, char *const argv[], int *to_child, int *from_child, pid_t *pid);
+/* Path of the worker executable (env, next to the .so, libexec); malloc'd. */
+char *spawn_find_worker(struct buf *err);
+/* Fork a worker from this process image, running worker_main(). */
+int spawn_fork_worker(int index, int *to_child, int *from_child, pid_t *pid);
+
+#endif

@@ -1,0 +1,137 @@
+/*
+ * Loading into make: the exported symbols, function registration, and the
+ * few ways the plugin talks back to make (setting variables, printing,
+ * stopping with an error).  Only make's thread runs this code.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <gnumake.h>
+
+#include "funcs.h"
+#include "plugin.h"
+
+__attribute__((visibility("default"))) int plugin_is_GPL_compatible;
+
+/*
+ * Text handed to make verbatim: make parses what gmk_eval gets, so instead
+ * of escaping `$`, `#`, newlines and leading blanks we eval a reference to
+ * this function, which returns the stashed text as it is.
+ */
+static const char *mk_stash;
+static size_t mk_stash_len;
+
+static char *mk_value_func(const char *nm, unsigned int argc, char **argv)
+{
+	char *r;
+
+	(void)nm;
+	(void)argc;
+	(void)argv;
+	r = gmk_alloc((unsigned)mk_stash_len + 1);
+	if (mk_stash_len)
+		memcpy(r, mk_stash, mk_stash_len);
+	r[mk_stash_len] = 0;
+	return r;
+}
+
+#define MK_VALUE "$(async-compile-internal-value )"
+
+void mk_set_var(const char *name, const char *suffix, const char *value)
+{
+	struct buf line = BUF_INIT;
+
+	mk_stash = value;
+	mk_stash_len = strlen(value);
+	buf_addf(&line, "%s%s := " MK_VALUE, name, suffix);
+	gmk_eval((char *)line.data, NULL);
+	buf_release(&line);
+	mk_stash = NULL;
+	mk_stash_len = 0;
+}
+
+void mk_error(const char *msg)
+{
+	mk_stash = msg;
+	mk_stash_len = strlen(msg);
+	/* never returns: make prints the location and exits 2 */
+	gmk_eval("$(error " MK_VALUE ")", NULL);
+	abort();
+}
+
+char *mk_expand(const char *text)
+{
+	char *v = gmk_expand(text);
+	char *r = strdup(v ? v : "");
+
+	gmk_free(v);
+	if (!r)
+		abort();
+	return r;
+}
+
+char *mk_result(const char *s)
+{
+	size_t n = strlen(s);
+	char *r = gmk_alloc((unsigned)n + 1);
+
+	memcpy(r, s, n + 1);
+	return r;
+}
+
+static void mk_write(int fd, const void *p, size_t n)
+{
+	const char *c = p;
+
+	while (n) {
+		ssize_t w = write(fd, c, n);
+		if (w <= 0)
+			return;
+		c += w;
+		n -= (size_t)w;
+	}
+}
+
+void mk_print(int fd, const void *p, size_t n)
+{
+	/* make's own stdio buffer goes first so lines stay in order */
+	fflush(stdout);
+	fflush(stderr);
+	mk_write(fd, p, n);
+}
+
+#ifdef GMK_ABI_VERSION
+__attribute__((visibility("default")))
+int asynccompile_gmk_setup(unsigned int abi, const gmk_floc *floc);
+int asynccompile_gmk_setup(unsigned int abi, const gmk_floc *floc)
+{
+	(void)abi;
+#else
+__attribute__((visibility("default")))
+int asynccompile_gmk_setup(const gmk_floc *floc);
+int asynccompile_gmk_setup(const gmk_floc *floc)
+{
+#endif
+	static int registered;
+
+	(void)floc;
+	/* make calls setup again if the .so is remade; the table keeps the functions */
+	gmk_add_function("async-compile", funcs_compile, 2, 3, GMK_FUNC_DEFAULT);
+	gmk_add_function("async-try", funcs_try, 2, 3, GMK_FUNC_DEFAULT);
+	gmk_add_function("async-wait", funcs_wait, 0, 1, GMK_FUNC_DEFAULT);
+	gmk_add_function("async-config", funcs_config, 1, 1, GMK_FUNC_DEFAULT);
+	gmk_add_function("async-stats", funcs_stats, 0, 1, GMK_FUNC_DEFAULT);
+	gmk_add_function("async-compile-internal-value", mk_value_func, 0, 0, GMK_FUNC_DEFAULT);
+	/*
+	 * `$(async-wait)` is a variable reference for make (a function call
+	 * needs a blank after the name), so give those names values that
+	 * call the functions.
+	 */
+	gmk_eval("async-wait = $(async-wait )", NULL);
+	gmk_eval("async-stats = $(async-stats )", NULL);
+	if (!registered++)
+		atexit(engine_shutdown);
+	return 1;
+}

@@ -1,0 +1,156 @@
+/* Starting worker processes from inside make. */
+#include <dlfcn.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <spawn.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "../worker/worker.h"
+#include "plugin.h"
+
+extern char **environ;
+
+#ifndef ASYNC_LIBEXECDIR
+#define ASYNC_LIBEXECDIR "/usr/local/libexec/asynccompile"
+#endif
+
+static int spawn_pipes(int to[2], int from[2])
+{
+	if (pipe2(to, O_CLOEXEC) < 0)
+		return -1;
+	if (pipe2(from, O_CLOEXEC) < 0) {
+		close(to[0]);
+		close(to[1]);
+		return -1;
+	}
+	/* big results drain in fewer, larger writes (failure is harmless) */
+	(void)fcntl(from[0], F_SETPIPE_SZ, 1 << 20);
+	return 0;
+}
+
+static void spawn_close4(int to[2], int from[2])
+{
+	close(to[0]);
+	close(to[1]);
+	close(from[0]);
+	close(from[1]);
+}
+
+int spawn_worker(const char *exe, char *const argv[], int *to_child, int *from_child, pid_t *pid)
+{
+	posix_spawn_file_actions_t fa;
+	posix_spawnattr_t attr;
+	sigset_t none, all;
+	int to[2], from[2], rc;
+
+	if (spawn_pipes(to, from) < 0)
+		return -1;
+	posix_spawn_file_actions_init(&fa);
+	posix_spawn_file_actions_adddup2(&fa, to[0], 0);
+	posix_spawn_file_actions_adddup2(&fa, from[1], 1);
+	/* nothing of make's (jobserver, other pipes) reaches the pool */
+	posix_spawn_file_actions_addclosefrom_np(&fa, 3);
+	posix_spawnattr_init(&attr);
+	sigemptyset(&none);
+	sigfillset(&all);
+	sigdelset(&all, SIGKILL);
+	sigdelset(&all, SIGSTOP);
+	posix_spawnattr_setsigmask(&attr, &none);
+	posix_spawnattr_setsigdefault(&attr, &all);
+	posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
+	rc = posix_spawn(pid, exe, &fa, &attr, argv, environ);
+	posix_spawn_file_actions_destroy(&fa);
+	posix_spawnattr_destroy(&attr);
+	if (rc) {
+		spawn_close4(to, from);
+		errno = rc;
+		return -1;
+	}
+	close(to[0]);
+	close(from[1]);
+	*to_child = to[1];
+	*from_child = from[0];
+	return 0;
+}
+
+int spawn_fork_worker(int index, int *to_child, int *from_child, pid_t *pid)
+{
+	int to[2], from[2];
+	pid_t p;
+
+	if (spawn_pipes(to, from) < 0)
+		return -1;
+	p = fork();
+	if (p < 0) {
+		spawn_close4(to, from);
+		return -1;
+	}
+	if (p == 0) {
+		/* make's handlers and blocked mask must not survive in a worker */
+		struct sigaction sa;
+		sigset_t none;
+
+		memset(&sa, 0, sizeof sa);
+		sa.sa_handler = SIG_DFL;
+		for (int s = 1; s < NSIG; s++)
+			sigaction(s, &sa, NULL);
+		sigemptyset(&none);
+		sigprocmask(SIG_SETMASK, &none, NULL);
+		if (dup2(to[0], 0) < 0 || dup2(from[1], 1) < 0)
+			_exit(126);
+		close_range(3, ~0U, 0);
+		_exit(worker_main(0, 1, index));
+	}
+	close(to[0]);
+	close(from[1]);
+	*to_child = to[1];
+	*from_child = from[0];
+	*pid = p;
+	return 0;
+}
+
+static int spawn_executable(const char *p)
+{
+	struct stat st;
+	return stat(p, &st) == 0 && S_ISREG(st.st_mode) && access(p, X_OK) == 0;
+}
+
+char *spawn_find_worker(struct buf *err)
+{
+	const char *env = getenv("ASYNC_COMPILE_WORKER");
+	Dl_info info;
+	struct buf b = BUF_INIT;
+
+	if (env && *env) {
+		if (spawn_executable(env))
+			return strdup(env);
+		buf_addf(err, "ASYNC_COMPILE_WORKER=%s is not an executable file", env);
+		return NULL;
+	}
+	if (dladdr((void *)spawn_find_worker, &info) && info.dli_fname) {
+		const char *slash = strrchr(info.dli_fname, '/');
+		if (slash)
+			buf_add(&b, info.dli_fname, (size_t)(slash - info.dli_fname));
+		else
+			buf_addstr(&b, ".");
+		size_t dir = b.len;
+		/* the build tree, then an install tree relocated as a whole */
+		buf_addstr(&b, "/worker/asynccompile-worker");
+		if (spawn_executable((char *)b.data))
+			return buf_detach(&b, NULL);
+		b.len = dir;
+		buf_addstr(&b, "/../libexec/asynccompile/asynccompile-worker");
+		if (spawn_executable((char *)b.data))
+			return buf_detach(&b, NULL);
+		buf_release(&b);
+	}
+	if (spawn_executable(ASYNC_LIBEXECDIR "/asynccompile-worker"))
+		return strdup(ASYNC_LIBEXECDIR "/asynccompile-worker");
+	buf_addf(err, "cannot find the worker executable (looked next to the plugin and in %s; "
+		 "set ASYNC_COMPILE_WORKER)", ASYNC_LIBEXECDIR);
+	return NULL;
+}

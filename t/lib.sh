@@ -1,0 +1,135 @@
+# t/lib.sh - sourced by every shell test: TAP output, a private scratch
+# directory, and helpers that run the make under test with the plugin.
+#
+# Environment:
+#   TEST_MAKE             make under test (default: make on PATH)
+#   ASYNC_PLUGIN          plugin to load (default: ./asynccompile.so)
+#   ASYNC_COMPILE_WORKER  worker executable (default: found by the plugin)
+#   TEST_START_METHOD     subprocess | spawn | fork (written to the test config)
+#   TEST_PRELOAD          LD_PRELOAD for the make process (ASan runs)
+#   TEST_HELPERDIR        where compiled test helpers live (default t/helpers)
+
+set -u
+TEST_ROOT=$(cd "$(dirname "$0")/.." && pwd)
+TEST_MAKE=${TEST_MAKE:-make}
+ASYNC_PLUGIN=${ASYNC_PLUGIN:-$TEST_ROOT/asynccompile.so}
+TEST_HELPERDIR=${TEST_HELPERDIR:-$TEST_ROOT/t/helpers}
+export ASYNC_PLUGIN TEST_HELPERDIR
+[ -n "${ASYNC_COMPILE_WORKER:-}" ] && export ASYNC_COMPILE_WORKER
+unset MAKEFLAGS MFLAGS MAKELEVEL ASYNC_COMPILE_CONFIG
+
+test_count=0
+test_failed=0
+TRASH=$(mktemp -d "${TMPDIR:-/tmp}/asynccompile-t.XXXXXX")
+trap 'test_cleanup' EXIT
+test_cleanup() {
+	[ -n "${TEST_KEEP:-}" ] || rm -rf "$TRASH"
+}
+cd "$TRASH" || exit 1
+
+# Write a config the make-level tests share, so the suite can be run once
+# per start method.
+if [ -n "${TEST_START_METHOD:-}" ]; then
+	printf 'start_method: %s\n' "$TEST_START_METHOD" >"$TRASH/.start.yaml"
+	export ASYNC_COMPILE_CONFIG="$TRASH/.start.yaml"
+fi
+
+diag() { printf '# %s\n' "$*"; }
+
+# ok DESCRIPTION COMMAND...  -- one test case; output of a failing command
+# is shown as TAP diagnostics.
+ok() {
+	desc=$1; shift
+	test_count=$((test_count + 1))
+	if out=$("$@" 2>&1); then
+		echo "ok $test_count - $desc"
+	else
+		echo "not ok $test_count - $desc"
+		printf '%s\n' "$out" | sed 's/^/#   /'
+		test_failed=$((test_failed + 1))
+	fi
+}
+
+skip_all() {
+	echo "1..0 # SKIP $*"
+	exit 0
+}
+
+skip() {
+	test_count=$((test_count + 1))
+	echo "ok $test_count # skip $*"
+}
+
+done_testing() {
+	echo "1..$test_count"
+	[ "$test_failed" -eq 0 ]
+}
+
+# Assertions usable inside ok's command (they print why on failure).
+expect_eq() { # expected actual [what]
+	[ "$1" = "$2" ] && return 0
+	printf 'expected %s: [%s]\n     got: [%s]\n' "${3:-value}" "$1" "$2"
+	return 1
+}
+expect_grep() { # pattern file
+	grep -q -e "$1" "$2" && return 0
+	printf 'no line matching [%s] in %s:\n' "$1" "$2"; sed 's/^/  | /' "$2"
+	return 1
+}
+expect_no_grep() { # pattern file
+	grep -q -e "$1" "$2" || return 0
+	printf 'unexpected line matching [%s] in %s:\n' "$1" "$2"; sed 's/^/  | /' "$2"
+	return 1
+}
+
+# run_make [make args...]: runs the make under test in $TRASH, stdout to
+# ./out, stderr to ./err, exit status to $make_status.  A watchdog kills it
+# after TEST_MAKE_TIMEOUT seconds (default 60) so a hang is a failure, not
+# a stuck suite.
+run_make() {
+	make_status=0
+	if [ -n "${TEST_PRELOAD:-}" ]; then
+		LD_PRELOAD="$TEST_PRELOAD" ASAN_OPTIONS=detect_leaks=0 \
+		timeout -k 5 "${TEST_MAKE_TIMEOUT:-60}" "$TEST_MAKE" "$@" >out 2>err || make_status=$?
+	else
+		timeout -k 5 "${TEST_MAKE_TIMEOUT:-60}" "$TEST_MAKE" "$@" >out 2>err || make_status=$?
+	fi
+	return 0
+}
+
+# expect_make_ok: make exited 0 and said nothing about jobserver tokens.
+expect_make_ok() {
+	if [ "$make_status" -ne 0 ]; then
+		echo "make exited $make_status"; echo "stdout:"; sed 's/^/  | /' out
+		echo "stderr:"; sed 's/^/  | /' err; return 1
+	fi
+	expect_no_grep 'INTERNAL' err
+}
+
+# Processes (by command-line pattern) still alive that were started by the
+# test; used to prove nothing is left behind.
+count_procs() { # pattern
+	pgrep -f -- "$1" | grep -v "^$$\$" | wc -l
+}
+
+# A job command that records when it ran: "span LOG ID SECONDS" appends
+# "<ns> +1" and "<ns> -1" lines, from which max_overlap computes the
+# largest number of jobs that ran at the same time.
+span_cmd() { # log id seconds
+	printf 'echo "$$(date +%%s%%N) +1 %s" >>%s; sleep %s; echo "$$(date +%%s%%N) -1 %s" >>%s' \
+		"$2" "$1" "$3" "$2" "$1"
+}
+max_overlap() { # log
+	sort -n "$1" | awk '{ cur += $2; if (cur > max) max = cur } END { print max + 0 }'
+}
+
+# write_mk FILE: the test makefile from stdin, with @PLUGIN@ replaced by
+# the plugin under test.
+write_mk() {
+	sed "s|@PLUGIN@|$ASYNC_PLUGIN|g" >"$1"
+}
+
+# The major.minor of the make under test.
+make_version() {
+	"$TEST_MAKE" --version | sed -n '1s/^GNU Make \([0-9.]*\).*/\1/p'
+}

@@ -1,0 +1,130 @@
+#!/bin/sh
+# make install / make uninstall into a staging DESTDIR: the right files
+# land at the right paths with the right contents, uninstall takes exactly
+# them away again, and neither builds anything into the source tree.
+#
+# Runs the repository's Makefile with the system make, whatever make the
+# suite is testing: this is about packaging, not about the plugin in make.
+. "$(dirname "$0")/lib.sh"
+
+sysmake=$(command -v make) || skip_all "no make on PATH"
+tree_plugin=$TEST_ROOT/asynccompile.so
+tree_worker=$TEST_ROOT/worker/asynccompile-worker
+[ -f "$tree_plugin" ] || skip_all "$tree_plugin not built (run make)"
+[ -x "$tree_worker" ] || skip_all "$tree_worker not built (run make)"
+
+dest=$TRASH/d
+prefix=/usr/local
+root=$dest$prefix
+
+sys_make() { # target -> ./make.out, status in $sys_status
+	sys_status=0
+	timeout -k 5 120 "$sysmake" -C "$TEST_ROOT" --no-print-directory \
+		DESTDIR="$dest" PREFIX="$prefix" "$@" >make.out 2>&1 </dev/null ||
+		sys_status=$?
+}
+expect_sys_make_ok() {
+	[ "$sys_status" -eq 0 ] && return 0
+	echo "make $* exited $sys_status:"; sed 's/^/  | /' make.out
+	return 1
+}
+
+# Files in the staging root that are not ours: install must leave them
+# alone and uninstall must not touch them.
+mkdir -p "$root/lib/pkgconfig" "$root/libexec/other" "$root/include"
+echo keep >"$root/lib/other.so"
+echo keep >"$root/lib/pkgconfig/other.pc"
+echo keep >"$root/libexec/other/tool"
+echo keep >"$root/include/other.h"
+others='usr/local/include/other.h
+usr/local/lib/other.so
+usr/local/lib/pkgconfig/other.pc
+usr/local/libexec/other/tool'
+
+# Anything the Makefile would rebuild would land in the tree; if the tree
+# is stale, install would rebuild, so say so instead of going on.
+tree_current() {
+	"$sysmake" -q -C "$TEST_ROOT" all >/dev/null 2>&1 </dev/null && return 0
+	echo "make -q all: the tree is not up to date; run make first"
+	return 1
+}
+ok "source tree is up to date before install" tree_current
+if [ "$test_failed" -ne 0 ]; then
+	done_testing
+	exit 1
+fi
+: >stamp
+
+sys_make install
+ok "make install DESTDIR=... PREFIX=$prefix succeeds" expect_sys_make_ok install
+
+files_in_dest() {
+	(cd "$dest" && find . -type f -o -type l) | sed 's|^\./||' | LC_ALL=C sort
+}
+expected=$(printf '%s\n' "$others" \
+	usr/local/lib/asynccompile.so \
+	usr/local/lib/pkgconfig/asynccompile.pc \
+	usr/local/libexec/asynccompile/asynccompile-worker)
+[ -f "$TEST_ROOT/asynccompile.mk" ] &&
+	expected=$(printf '%s\n%s\n' "$expected" usr/local/include/asynccompile.mk)
+expected=$(printf '%s\n' "$expected" | LC_ALL=C sort)
+ok "install creates exactly the plugin, the worker and the .pc file" \
+	expect_eq "$expected" "$(files_in_dest)" "files under DESTDIR"
+
+ok "installed plugin is the built one" cmp "$tree_plugin" "$root/lib/asynccompile.so"
+ok "installed worker is the built one" \
+	cmp "$tree_worker" "$root/libexec/asynccompile/asynccompile-worker"
+ok "installed worker is executable" test -x "$root/libexec/asynccompile/asynccompile-worker"
+
+# The object finds an installed worker through the libexec path compiled
+# into it; DESTDIR is a staging root and must not be compiled in.
+check_libexec_path() {
+	grep -qF "$prefix/libexec/asynccompile" "$root/lib/asynccompile.so" && return 0
+	echo "asynccompile.so does not mention $prefix/libexec/asynccompile"
+	return 1
+}
+ok "installed plugin looks for its worker under $prefix/libexec" check_libexec_path
+check_no_destdir() {
+	grep -qF "$dest" "$root/lib/asynccompile.so" "$root/lib/pkgconfig/asynccompile.pc" || return 0
+	grep -lF "$dest" "$root/lib/asynccompile.so" "$root/lib/pkgconfig/asynccompile.pc"
+	echo "DESTDIR ($dest) leaked into the installed files above"
+	return 1
+}
+ok "DESTDIR does not leak into the installed files" check_no_destdir
+
+pc=$root/lib/pkgconfig/asynccompile.pc
+ok "asynccompile.pc has no unsubstituted @VARIABLES@" expect_no_grep '@[A-Z_]*@' "$pc"
+pc_var() { # name
+	PKG_CONFIG_PATH="$root/lib/pkgconfig" PKG_CONFIG_SYSROOT_DIR='' \
+		pkg-config --variable="$1" asynccompile
+}
+if command -v pkg-config >/dev/null 2>&1; then
+	ok "pkg-config finds asynccompile in the staged pkgconfig dir" \
+		env PKG_CONFIG_PATH="$root/lib/pkgconfig" pkg-config --exists asynccompile
+	ok "pkg-config --variable=plugin gives the installed plugin" \
+		expect_eq "$prefix/lib/asynccompile.so" "$(pc_var plugin)" plugin
+	ok "pkg-config --variable=prefix" expect_eq "$prefix" "$(pc_var prefix)" prefix
+	ok "pkg-config --variable=libdir" expect_eq "$prefix/lib" "$(pc_var libdir)" libdir
+else
+	skip "pkg-config not installed"
+fi
+
+sys_make uninstall
+ok "make uninstall with the same variables succeeds" expect_sys_make_ok uninstall
+ok "uninstall removes exactly what install added" \
+	expect_eq "$others" "$(files_in_dest)" "files under DESTDIR"
+ok "uninstall removes the libexec/asynccompile directory" \
+	test ! -e "$root/libexec/asynccompile"
+
+# Nothing the build produces changed in the tree while we installed.
+check_tree_untouched() {
+	find "$TEST_ROOT" \( -path "$TEST_ROOT/.git" -o -path "$TEST_ROOT/build" \) -prune -o \
+		-type f -newer stamp \( -name '*.o' -o -name '*.so' -o -name '*.t' \
+		-o -name asynccompile-worker -o -name '*.pc' \) -print >rebuilt
+	[ ! -s rebuilt ] && return 0
+	echo "install/uninstall wrote into the source tree:"; cat rebuilt
+	return 1
+}
+ok "install and uninstall build nothing into the tree" check_tree_untouched
+
+done_testing

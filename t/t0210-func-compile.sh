@@ -1,0 +1,94 @@
+#!/bin/sh
+# async-compile: output replay, failures at parse time and in recipes,
+# echo, -s, -n, -k, -i, .DELETE_ON_ERROR.
+. "$(dirname "$0")/lib.sh"
+
+write_mk Makefile <<'EOF2'
+load @PLUGIN@
+$(async-compile one,echo out-one; echo err-one >&2)
+$(async-compile two,echo out-two)
+$(async-wait)
+$(info after=$(one.status)$(two.status)[$(one.out)][$(one.err)])
+all: ; @:
+EOF2
+run_make
+ok "parse-time build steps succeed" expect_make_ok
+ok "build step output is replayed in queue order" \
+	expect_eq "out-one out-two after=00[out-one][err-one]" "$(tr '\n' ' ' <out | sed 's/ $//')"
+ok "build step stderr goes to stderr" expect_eq "err-one" "$(cat err)"
+
+write_mk Makefile <<'EOF2'
+load @PLUGIN@
+$(async-compile good,true)
+$(async-compile broken.o,echo compiling; exit 3)
+$(async-compile worse.o,exit 4)
+$(async-wait)
+$(info not reached)
+all: ; @:
+EOF2
+run_make
+ok "a failed build step stops make at parse time" expect_eq 2 "$make_status" "exit status"
+ok "the error names the job, its status and its command" \
+	expect_grep "broken.o (status 3): echo compiling; exit 3" err
+ok "every failed job is named" expect_grep "worse.o (status 4): exit 4" err
+ok "the error has the makefile location" expect_grep "^Makefile:5: \*\*\* async-wait: 2 build steps failed" err
+ok "nothing after the failing wait ran" expect_no_grep "not reached" out
+
+write_mk Makefile <<'EOF2'
+load @PLUGIN@
+all: a.o b.o
+a.o b.o:
+	$(async-compile $@,echo compiling $@ >$@.log; touch $@)
+	$(async-wait $@)
+EOF2
+run_make
+ok "recipe build steps run" expect_make_ok
+ok "build steps are echoed when queued" expect_grep '^echo compiling a.o >a.o.log; touch a.o$' out
+ok "the recipe's job really ran" test -f a.o -a -f b.o.log
+rm -f a.o b.o
+run_make -s
+ok "-s silences the echo" expect_eq "" "$(cat out)"
+rm -f a.o b.o *.log
+run_make -n
+ok "-n echoes build steps" expect_grep '^echo compiling a.o' out
+ok "-n runs no build step" test ! -e a.o -a ! -e a.o.log
+
+write_mk Makefile <<'EOF2'
+load @PLUGIN@
+.DELETE_ON_ERROR:
+all: bad good
+bad:
+	touch $@
+	$(async-compile $@,exit 5)
+	$(async-wait $@)
+good: bad2
+	touch $@
+bad2:
+	$(async-compile $@,exit 6)
+	$(async-wait $@)
+EOF2
+run_make
+ok "a failing build step fails its recipe with its status" expect_grep '\*\*\* \[Makefile:6: bad\] Error 5' err
+ok "the failure names the job" expect_grep "bad (status 5): exit 5" err
+ok ".DELETE_ON_ERROR applies" expect_grep "Deleting file 'bad'" err
+ok "no jobserver token message" expect_no_grep INTERNAL err
+run_make -k
+ok "-k goes on with other targets and fails" expect_eq 2 "$make_status"
+ok "-k reports both failures" sh -c 'grep -q "Error 5" err && grep -q "Error 6" err'
+run_make -i
+ok "-i ignores the failure" expect_make_ok
+ok "-i says it ignored it" expect_grep 'Error 5 (ignored)' err
+ok "-i lets dependents run" test -e good
+
+write_mk Makefile <<'EOF2'
+load @PLUGIN@
+$(async-try a,true)
+x := $(async-wait)
+y := $(async-stats)
+$(info stats=$(y))
+all: ; @:
+EOF2
+run_make
+ok "\$(async-wait) and \$(async-stats) work as written" expect_grep '^stats=submitted=1 completed=1 failed=0' out
+
+done_testing

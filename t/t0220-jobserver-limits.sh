@@ -1,0 +1,96 @@
+#!/bin/sh
+# Jobserver citizenship: the implicit slot, tokens for every other job,
+# the -jN limit while makefiles are read, both jobserver styles, the
+# deadlock MAKE-FACTS describes, and clean token accounting at exit.
+. "$(dirname "$0")/lib.sh"
+
+queue_spans() { # count seconds -> makefile lines queueing span jobs
+	i=1
+	while [ "$i" -le "$1" ]; do
+		printf '$(async-try s%d,%s)\n' "$i" "$(span_cmd "$TRASH/log" "s$i" "$2")"
+		i=$((i + 1))
+	done
+}
+
+{ echo "load $ASYNC_PLUGIN"; queue_spans 6 0.3; echo '$(async-wait)'; echo 'all: ; @:'; } >Makefile
+
+rm -f log; run_make
+ok "no -j: one job at a time while makefiles are read" expect_eq 1 "$(max_overlap log)" "max overlap"
+rm -f log; run_make -j2
+ok "-j2: exactly two jobs at a time while makefiles are read" expect_eq 2 "$(max_overlap log)" "max overlap"
+rm -f log; run_make -kj3
+ok "bundled -kj3 is understood" expect_eq 3 "$(max_overlap log)" "max overlap"
+rm -f log; run_make --jobs 2
+ok "--jobs 2 is understood" expect_eq 2 "$(max_overlap log)" "max overlap"
+
+# A jobserver we own with three distinct token bytes: the plugin may run
+# one job on its implicit slot plus one per token, and must give back the
+# very bytes it read.
+for style in pipe fifo; do
+	if [ "$style" = fifo ] && [ "$(make_version)" = 4.3 ]; then
+		skip "fifo jobserver: make $(make_version) only speaks pipes"
+		skip "fifo jobserver: make $(make_version) only speaks pipes"
+		continue
+	fi
+	rm -f log
+	"$TEST_HELPERDIR/jsbox.py" "$style" abc -- "$TEST_MAKE" >out 2>err; rc=$?
+	ok "$style jobserver: at most implicit slot + 3 tokens, and all are used" \
+		expect_eq 4 "$(max_overlap log)" "max overlap"
+	ok "$style jobserver: the same token bytes come back" \
+		sh -c '[ "$0" -eq 0 ] && tail -n1 out | grep -qx "tokens:abc" || { cat out err; exit 1; }' "$rc"
+done
+
+# Several targets queue jobs in their recipes under -j3.
+{
+	echo "load $ASYNC_PLUGIN"
+	echo 'T := t1 t2 t3 t4'
+	echo 'all: $(T) ; $(async-wait)'
+	echo '$(T):'
+	printf '\t$(foreach i,1 2 3,$(async-compile $@.$i,%s))\n' "$(span_cmd "$TRASH/log" '$@.$i' 0.3)"
+} >Makefile
+rm -f log; run_make -s -j3
+ok "-j3 recipes: make is happy" expect_make_ok
+n=$(max_overlap log)
+diag "max overlap of recipe jobs under -j3: $n"
+ok "-j3 recipes: never more than 3 + the implicit slot" test "$n" -le 4
+ok "-j3 recipes: reaches 3" test "$n" -ge 3
+ok "-j3 recipes: all 12 jobs ran" expect_eq 24 "$(wc -l <log | tr -d ' ')"
+
+# MAKE-FACTS' deadlock: two children hold make's slots; a third recipe
+# waits inside a function while make cannot reap them.
+write_mk Makefile <<'EOF2'
+load @PLUGIN@
+all: a b c
+a c: ; @sleep 1
+b: ; @$(async-try x,echo ran)$(async-wait x)echo b=$(x.out)
+EOF2
+start=$(date +%s%N)
+TEST_MAKE_TIMEOUT=20 run_make -j2
+end=$(date +%s%N)
+diag "deadlock scenario wall time: $(( (end - start) / 1000000 )) ms"
+ok "the deadlock scenario completes" expect_make_ok
+ok "the waiting recipe got its result" expect_grep '^b=ran$' out
+
+# Token accounting at exit after success, failure, -k and $(error).
+write_mk Makefile <<'EOF2'
+load @PLUGIN@
+all: x y z
+x y z:
+	$(foreach i,1 2 3,$(async-compile $@$i,sleep 0.1$(if $(FAIL), && exit 1)))
+	$(async-wait)
+EOF2
+for args in "-j3" "-j3 FAIL=1" "-k -j3 FAIL=1"; do
+	run_make -s $args
+	ok "make $args: no INTERNAL token message" expect_no_grep INTERNAL err
+done
+write_mk Makefile <<'EOF2'
+load @PLUGIN@
+all: x y
+x: ; @sleep 0.2
+y: ; $(async-try q,sleep 0.1)$(error stop here)
+EOF2
+run_make -j3
+ok "\$(error) in a recipe: make exits 2 without token message" \
+	sh -c '[ "$0" -eq 2 ] && ! grep -q INTERNAL err' "$make_status"
+
+done_testing

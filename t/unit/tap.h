@@ -1,0 +1,48 @@
+/*
+ * tap.h - minimal TAP producer for C unit tests run by prove.
+ * ok(cond, fmt, ...) prints one test line; done_testing() prints the plan
+ * and returns the exit status for main().
+ */
+#ifndef ASYNC_TAP_H
+#define ASYNC_TAP_H
+
+#include <stdarg.h>
+#include <stdio.h>
+
+static int tap_n, tap_failed;
+
+__attribute__((format(printf, 2, 3)))
+static int ok(int cond, const char *fmt, ...)
+{
+	va_list ap;
+
+	printf("%sok %d - ", cond ? "" : "not ", ++tap_n);
+	va_start(ap, fmt);
+	vprintf(fmt, ap);
+	va_end(ap);
+	putchar('\n');
+	fflush(stdout);
+	if (!cond)
+		tap_failed++;
+	return cond;
+}
+
+__attribute__((format(printf, 1, 2), unused))
+static void diag(const char *fmt, ...)
+{
+	va_list ap;
+
+	fputs("# ", stdout);
+	va_start(ap, fmt);
+	vprintf(fmt, ap);
+	va_end(ap);
+	putchar('\n');
+}
+
+static int done_testing(void)
+{
+	printf("1..%d\n", tap_n);
+	return tap_failed ? 1 : 0;
+}
+
+#endif

@@ -1,0 +1,117 @@
+/*
+ * main.c - the asynccompile-worker executable: a pool worker
+ * (--worker INDEX) or a supervisor owning a pool of them (--supervise N).
+ * Both speak the framed protocol on stdin/stdout; stderr is for humans.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "proto.h"
+#include "worker.h"
+
+#define WORKER_VERSION "0.1"
+
+static void usage(void)
+{
+	fputs("usage: asynccompile-worker --worker INDEX\n"
+	      "       asynccompile-worker --supervise NWORKERS\n"
+	      "       asynccompile-worker --version\n"
+	      "Speaks the asynccompile protocol on stdin/stdout; started by the\n"
+	      "asynccompile make plugin, not by hand.\n", stderr);
+	exit(2);
+}
+
+static int parse_int(const char *s, int min, int max)
+{
+	char *end;
+	long v;
+
+	errno = 0;
+	v = strtol(s, &end, 10);
+	if (errno || end == s || *end || v < min || v > max) {
+		fprintf(stderr, "asynccompile-worker: bad number '%s' (%d..%d)\n",
+			s, min, max);
+		usage();
+	}
+	return (int)v;
+}
+
+/*
+ * Whatever the parent leaked must not reach jobs (they get closefrom(3)
+ * anyway) nor keep other pipes alive, e.g. a jobserver's write end.
+ */
+static void close_inherited(void)
+{
+	if (syscall(SYS_close_range, 3U, ~0U, 0U) == 0)
+		return;
+	for (long fd = sysconf(_SC_OPEN_MAX) - 1; fd > 2; fd--)
+		close((int)fd);
+}
+
+/* Pipes created later must not land on 0-2 and be mistaken for stdio. */
+static void open_stdio(void)
+{
+	for (int fd = 0; fd < 3; fd++)
+		if (fcntl(fd, F_GETFD) < 0 &&
+		    open("/dev/null", fd ? O_WRONLY : O_RDONLY) != fd)
+			exit(1);
+}
+
+static void die_with_parent(void)
+{
+	pid_t parent = getppid();
+
+	if (prctl(PR_SET_PDEATHSIG, SIGTERM) < 0) {
+		perror("asynccompile-worker: prctl");
+		exit(1);
+	}
+	/* The parent may have died before the prctl() took effect. */
+	if (getppid() != parent)
+		exit(1);
+}
+
+static char *self_exe(const char *argv0)
+{
+	static char path[PATH_MAX];
+	ssize_t n = readlink("/proc/self/exe", path, sizeof path - 1);
+
+	if (n <= 0)
+		return (char *)argv0;
+	path[n] = 0;
+	return path;
+}
+
+int main(int argc, char **argv)
+{
+	if (argc == 2 && !strcmp(argv[1], "--version")) {
+		printf("asynccompile-worker %s (protocol %d)\n", WORKER_VERSION,
+		       PROTO_VERSION);
+		return 0;
+	}
+	if (argc != 3)
+		usage();
+	close_inherited();
+	open_stdio();
+	signal(SIGPIPE, SIG_IGN);
+	if (!strcmp(argv[1], "--worker")) {
+		int index = parse_int(argv[2], 0, INT_MAX);
+
+		die_with_parent();
+		return worker_main(0, 1, index);
+	}
+	if (!strcmp(argv[1], "--supervise")) {
+		int n = parse_int(argv[2], 1, 1024);
+
+		die_with_parent();
+		return supervise_main(0, 1, n, self_exe(argv[0]));
+	}
+	usage();
+}

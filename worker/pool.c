@@ -1,0 +1,830 @@
+/*
+ * pool.c - N single-job workers behind one FIFO queue (see pool.h).
+ *
+ * Worker life: DOWN -> (ops->start, HELLO sent) HELLO -> (HELLO answered)
+ * IDLE <-> BUSY, and back to DOWN when its result pipe reaches EOF or it
+ * breaks the protocol.  Nothing blocks except pool_destroy() and ops->reap.
+ *
+ * Workers are only ever started from pool_tick() (run by pool_pollfds(),
+ * at the end of pool_events() and by pool_warm()), never while
+ * pool_events() walks its pollfd array: a new worker could get the number
+ * of a descriptor that a dead one still has in that array.
+ *
+ * A worker that dies mid-job leaves the job's process group behind; the
+ * pool kills it by the pgid the worker reported in STARTED.  The group's
+ * leader was the worker's child, so it may already have been reaped by
+ * init, and its id could in principle have been reused; pids are handed
+ * out sequentially up to pid_max, which makes that window negligible.
+ */
+#include "pool.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+/* A worker must answer HELLO this fast (ASan and loaded machines included). */
+#define POOL_HELLO_MS 10000
+/* After this many start failures in a row with no worker up, queued jobs fail. */
+#define POOL_MAX_START_FAILURES 5
+#define POOL_BACKOFF_MAX_MS 1000
+/* Bytes read from one worker per wake-up, so one big result cannot starve the rest. */
+#define POOL_READ_BUDGET ((size_t)1 << 20)
+/* Status of a job reported without having run to its end. */
+#define POOL_STATUS_CRASHED 125
+#define POOL_STATUS_CANCELLED (128 + SIGTERM)
+#define POOL_STATUS_NO_WORKER 127
+
+struct pjob {
+	int64_t id;
+	unsigned char *payload;
+	size_t len;
+	uint32_t retries;
+	uint32_t attempts; /* runs handed to a worker so far */
+	int cancelled;
+	struct pjob *next;  /* queue order */
+	struct pjob *hnext; /* hash chain */
+};
+
+enum wstate { W_DOWN, W_HELLO, W_IDLE, W_BUSY };
+
+struct pworker {
+	int index;
+	enum wstate state;
+	int to_fd, from_fd;
+	pid_t pid;
+	struct buf out;
+	struct frame_decoder dec;
+	struct pjob *job;
+	pid_t job_pgid;     /* from STARTED; 0 until then */
+	int64_t hello_deadline;
+	int write_dead;     /* EPIPE seen; wait for the EOF that must follow */
+	int started_before;
+};
+
+struct pool {
+	int n;
+	struct pworker *w;
+	struct pool_ops ops;
+	void *ctx;
+	struct pjob *qhead, *qtail;
+	int queued, busy;
+	struct pjob **hash;
+	size_t hsize, hcount;
+	struct pool_stats st;
+	int start_failures;
+	int64_t next_start; /* ms: no start before this (back-off) */
+};
+
+static int64_t pool_now_ms(void)
+{
+	return proto_now_ns() / 1000000;
+}
+
+__attribute__((format(printf, 2, 3)))
+static void pool_log(struct pool *p, const char *fmt, ...)
+{
+	char line[300];
+	va_list ap;
+
+	if (!p->ops.log)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(line, sizeof line, fmt, ap);
+	va_end(ap);
+	p->ops.log(p->ctx, line);
+}
+
+/* ---- jobs by id ---- */
+
+static size_t pool_hash_slot(const struct pool *p, int64_t id)
+{
+	return (size_t)(((uint64_t)id * 0x9E3779B97F4A7C15ull) >> 32) & (p->hsize - 1);
+}
+
+static struct pjob *pool_find(const struct pool *p, int64_t id)
+{
+	struct pjob *j = p->hash[pool_hash_slot(p, id)];
+
+	while (j && j->id != id)
+		j = j->hnext;
+	return j;
+}
+
+static int pool_hash_add(struct pool *p, struct pjob *j)
+{
+	size_t s;
+
+	if (p->hcount >= p->hsize) {
+		size_t nsize = p->hsize * 2, old = p->hsize;
+		struct pjob **nh = calloc(nsize, sizeof *nh), **oh = p->hash;
+
+		if (!nh)
+			return -1;
+		p->hash = nh;
+		p->hsize = nsize;
+		for (size_t i = 0; i < old; i++)
+			for (struct pjob *k = oh[i], *next; k; k = next) {
+				next = k->hnext;
+				s = pool_hash_slot(p, k->id);
+				k->hnext = nh[s];
+				nh[s] = k;
+			}
+		free(oh);
+	}
+	s = pool_hash_slot(p, j->id);
+	j->hnext = p->hash[s];
+	p->hash[s] = j;
+	p->hcount++;
+	return 0;
+}
+
+static void pool_hash_del(struct pool *p, struct pjob *j)
+{
+	struct pjob **pp = &p->hash[pool_hash_slot(p, j->id)];
+
+	while (*pp && *pp != j)
+		pp = &(*pp)->hnext;
+	if (*pp) {
+		*pp = j->hnext;
+		p->hcount--;
+	}
+}
+
+static void pool_job_free(struct pool *p, struct pjob *j)
+{
+	pool_hash_del(p, j);
+	free(j->payload);
+	free(j);
+}
+
+/* Report a job the pool ends itself (crash, cancel, no worker) and free it. */
+__attribute__((format(printf, 5, 6)))
+static void pool_report(struct pool *p, struct pjob *j, int status, uint32_t flags,
+			const char *fmt, ...)
+{
+	struct result_msg res;
+	va_list ap;
+	int64_t id = j->id;
+
+	memset(&res, 0, sizeof res);
+	res.status = status;
+	res.flags = flags;
+	res.start_ns = res.end_ns = proto_now_ns();
+	res.worker = -1;
+	res.attempts = j->attempts;
+	buf_addstr(&res.err, "asynccompile: ");
+	va_start(ap, fmt);
+	{
+		char line[300];
+
+		vsnprintf(line, sizeof line, fmt, ap);
+		buf_addstr(&res.err, line);
+	}
+	va_end(ap);
+	buf_addch(&res.err, '\n');
+	pool_job_free(p, j);
+	p->st.completed++;
+	p->ops.result(p->ctx, id, &res);
+	result_msg_release(&res);
+}
+
+/* ---- queue ---- */
+
+static void pool_enqueue(struct pool *p, struct pjob *j, int front)
+{
+	j->next = NULL;
+	if (front) {
+		j->next = p->qhead;
+		p->qhead = j;
+		if (!p->qtail)
+			p->qtail = j;
+	} else {
+		if (p->qtail)
+			p->qtail->next = j;
+		else
+			p->qhead = j;
+		p->qtail = j;
+	}
+	p->queued++;
+}
+
+static struct pjob *pool_dequeue(struct pool *p)
+{
+	struct pjob *j = p->qhead;
+
+	if (j) {
+		p->qhead = j->next;
+		if (!p->qhead)
+			p->qtail = NULL;
+		j->next = NULL;
+		p->queued--;
+	}
+	return j;
+}
+
+static int pool_unqueue(struct pool *p, struct pjob *j)
+{
+	struct pjob **pp = &p->qhead, *prev = NULL;
+
+	while (*pp && *pp != j) {
+		prev = *pp;
+		pp = &(*pp)->next;
+	}
+	if (!*pp)
+		return -1;
+	*pp = j->next;
+	if (p->qtail == j)
+		p->qtail = prev;
+	p->queued--;
+	return 0;
+}
+
+/* ---- workers ---- */
+
+static void pool_flush(struct pworker *w)
+{
+	if (w->write_dead) {
+		buf_reset(&w->out);
+		return;
+	}
+	if (w->out.len && frame_flush(w->to_fd, &w->out) < 0) {
+		/* The worker closed its input: it is exiting; EOF will follow. */
+		w->write_dead = 1;
+		buf_reset(&w->out);
+	}
+}
+
+static void pool_send(struct pworker *w, int64_t id, const void *payload, size_t len)
+{
+	frame_put(&w->out, id, payload, len);
+	pool_flush(w);
+}
+
+static void pool_start_failed(struct pool *p, const char *why)
+{
+	int64_t backoff = 50;
+	int live = 0;
+
+	p->start_failures++;
+	for (int i = 1; i < p->start_failures && backoff < POOL_BACKOFF_MAX_MS; i++)
+		backoff *= 2;
+	if (backoff > POOL_BACKOFF_MAX_MS)
+		backoff = POOL_BACKOFF_MAX_MS;
+	p->next_start = pool_now_ms() + backoff;
+	for (int i = 0; i < p->n; i++)
+		live += p->w[i].state != W_DOWN;
+	if (p->start_failures < POOL_MAX_START_FAILURES || live)
+		return;
+	/* Nobody can run the queue: fail it rather than hang the caller. */
+	pool_log(p, "asynccompile: giving up after %d failed worker starts: %s",
+		 p->start_failures, why);
+	p->start_failures = 0;
+	p->next_start = 0;
+	for (struct pjob *j; (j = pool_dequeue(p));)
+		pool_report(p, j, POOL_STATUS_NO_WORKER, RES_SPAWN_FAILED,
+			    "cannot start a worker: %s", why);
+}
+
+static void pool_start(struct pool *p, struct pworker *w)
+{
+	struct hello_msg hello = { PROTO_VERSION, 1, (int32_t)getpid() };
+	struct buf b = BUF_INIT;
+	char why[200];
+	int to, from;
+	pid_t pid;
+
+	if (p->ops.start(p->ctx, w->index, &to, &from, &pid) < 0) {
+		snprintf(why, sizeof why, "worker %d: %s", w->index, strerror(errno));
+		pool_log(p, "asynccompile: cannot start %s", why);
+		pool_start_failed(p, why);
+		return;
+	}
+	fcntl(to, F_SETFL, fcntl(to, F_GETFL) | O_NONBLOCK);
+	fcntl(from, F_SETFL, fcntl(from, F_GETFL) | O_NONBLOCK);
+	w->to_fd = to;
+	w->from_fd = from;
+	w->pid = pid;
+	w->state = W_HELLO;
+	w->write_dead = 0;
+	w->job = NULL;
+	w->job_pgid = 0;
+	w->hello_deadline = pool_now_ms() + POOL_HELLO_MS;
+	frame_decoder_init(&w->dec);
+	if (w->started_before)
+		p->st.restarts++;
+	w->started_before = 1;
+	msg_put_hello(&b, &hello);
+	pool_send(w, PROTO_ID_CONTROL, b.data, b.len);
+	buf_release(&b);
+}
+
+static void pool_job_lost(struct pool *p, struct pworker *w, struct pjob *j)
+{
+	uint32_t runs = j->retries + 1;
+
+	if (j->cancelled) {
+		pool_report(p, j, POOL_STATUS_CRASHED, RES_CANCELLED,
+			    "worker %d died while this job was being cancelled",
+			    w->index);
+	} else if (j->attempts <= j->retries) {
+		pool_log(p, "asynccompile: re-running job %" PRId64
+			 " (attempt %" PRIu32 " of %" PRIu32 ")",
+			 j->id, j->attempts + 1, runs);
+		p->st.retried++;
+		pool_enqueue(p, j, 1);
+	} else {
+		pool_report(p, j, POOL_STATUS_CRASHED, RES_CRASHED,
+			    "worker %d died while running this job (attempt %"
+			    PRIu32 " of %" PRIu32 "); giving up",
+			    w->index, j->attempts, runs);
+	}
+}
+
+/*
+ * The worker is gone (EOF) or no longer trusted (`alive`: it broke the
+ * protocol or never answered, so it is killed first).  Its job's group is
+ * killed, the worker reaped, and the job re-queued or reported.
+ */
+static void pool_lose(struct pool *p, struct pworker *w, int alive, const char *why)
+{
+	struct pjob *j = w->job;
+	enum wstate was = w->state;
+
+	pool_log(p, "asynccompile: worker %d (pid %d) %s", w->index, (int)w->pid, why);
+	if (w->job_pgid > 0)
+		kill(-w->job_pgid, SIGKILL);
+	if (alive)
+		kill(w->pid, SIGKILL);
+	close(w->to_fd);
+	close(w->from_fd);
+	w->to_fd = w->from_fd = -1;
+	frame_decoder_release(&w->dec);
+	buf_release(&w->out);
+	w->state = W_DOWN;
+	w->job = NULL;
+	w->job_pgid = 0;
+	if (p->ops.reap)
+		p->ops.reap(p->ctx, w->pid);
+	w->pid = 0;
+	p->st.crashed_workers++;
+	if (was == W_HELLO) {
+		pool_start_failed(p, why);
+	} else if (j) {
+		p->busy--;
+		pool_job_lost(p, w, j);
+	}
+}
+
+static void pool_dispatch(struct pool *p)
+{
+	for (int i = 0; i < p->n && p->qhead; i++) {
+		struct pworker *w = &p->w[i];
+		struct pjob *j;
+
+		if (w->state != W_IDLE)
+			continue;
+		j = pool_dequeue(p);
+		j->attempts++;
+		w->job = j;
+		w->job_pgid = 0;
+		w->state = W_BUSY;
+		if (++p->busy > p->st.max_running)
+			p->st.max_running = p->busy;
+		pool_send(w, j->id, j->payload, j->len);
+	}
+}
+
+/* Timers, dispatch and lazy starts: everything not driven by an fd. */
+static void pool_tick(struct pool *p)
+{
+	int64_t now = pool_now_ms();
+	int starting = 0;
+
+	for (int i = 0; i < p->n; i++) {
+		struct pworker *w = &p->w[i];
+
+		if (w->state == W_HELLO && now >= w->hello_deadline)
+			pool_lose(p, w, 1, "did not answer HELLO in time");
+	}
+	pool_dispatch(p);
+	for (int i = 0; i < p->n; i++)
+		starting += p->w[i].state == W_HELLO;
+	for (int i = 0; i < p->n && p->queued > starting; i++) {
+		if (p->w[i].state != W_DOWN)
+			continue;
+		if (now < p->next_start)
+			break;
+		pool_start(p, &p->w[i]);
+		if (p->w[i].state == W_DOWN)
+			break; /* failed: back off */
+		starting++;
+	}
+}
+
+/* ---- frames from a worker ---- */
+
+static void pool_got_hello(struct pool *p, struct pworker *w)
+{
+	struct hello_msg m;
+	const char *why;
+	char msg[200];
+
+	if (w->state != W_HELLO) {
+		pool_lose(p, w, 1, "sent HELLO twice");
+		return;
+	}
+	if (msg_get_hello(w->dec.payload.data, w->dec.payload.len, &m, &why) < 0) {
+		snprintf(msg, sizeof msg, "sent a bad HELLO: %s", why);
+		pool_lose(p, w, 1, msg);
+		return;
+	}
+	if (m.version != PROTO_VERSION) {
+		snprintf(msg, sizeof msg, "speaks protocol %" PRIu32 ", not %d",
+			 m.version, PROTO_VERSION);
+		pool_lose(p, w, 1, msg);
+		return;
+	}
+	w->state = W_IDLE;
+	p->start_failures = 0;
+	p->next_start = 0;
+}
+
+static void pool_got_result(struct pool *p, struct pworker *w)
+{
+	struct result_msg res;
+	struct pjob *j = w->job;
+	const char *why;
+	char msg[200];
+	int64_t id = j->id;
+
+	if (msg_get_result(w->dec.payload.data, w->dec.payload.len, &res, &why) < 0) {
+		snprintf(msg, sizeof msg, "sent a bad RESULT: %s", why);
+		pool_lose(p, w, 1, msg);
+		return;
+	}
+	res.worker = w->index;
+	res.attempts = j->attempts;
+	w->job = NULL;
+	w->job_pgid = 0;
+	w->state = W_IDLE;
+	p->busy--;
+	pool_job_free(p, j);
+	p->st.completed++;
+	p->ops.result(p->ctx, id, &res);
+	result_msg_release(&res);
+}
+
+static void pool_got_frame(struct pool *p, struct pworker *w)
+{
+	struct frame_decoder *d = &w->dec;
+	int type = msg_type(d->payload.data, d->payload.len);
+	char msg[200];
+
+	if (d->id == PROTO_ID_CONTROL && type == MSG_HELLO) {
+		pool_got_hello(p, w);
+		return;
+	}
+	if (d->id == PROTO_ID_CONTROL && type == MSG_ERROR) {
+		struct reader r;
+		char *text;
+
+		reader_init(&r, d->payload.data, d->payload.len);
+		get_u8(&r);
+		text = get_str(&r);
+		snprintf(msg, sizeof msg, "reported an error: %s",
+			 text ? text : "(unreadable)");
+		free(text);
+		pool_lose(p, w, 1, msg);
+		return;
+	}
+	if (w->state != W_BUSY || d->id != w->job->id) {
+		snprintf(msg, sizeof msg, "sent a frame (job %" PRId64 ", type %d) "
+			 "it had no business sending", d->id, type);
+		pool_lose(p, w, 1, msg);
+		return;
+	}
+	if (type == MSG_STARTED) {
+		struct started_msg m;
+		const char *why;
+
+		if (msg_get_started(d->payload.data, d->payload.len, &m, &why) < 0) {
+			snprintf(msg, sizeof msg, "sent a bad STARTED: %s", why);
+			pool_lose(p, w, 1, msg);
+			return;
+		}
+		w->job_pgid = m.pid;
+		m.worker = w->index;
+		if (p->ops.started)
+			p->ops.started(p->ctx, d->id, &m);
+		return;
+	}
+	if (type == MSG_RESULT) {
+		pool_got_result(p, w);
+		return;
+	}
+	snprintf(msg, sizeof msg, "sent an unexpected message type %d", type);
+	pool_lose(p, w, 1, msg);
+}
+
+static void pool_read(struct pool *p, struct pworker *w)
+{
+	unsigned char tmp[64 << 10];
+	size_t total = 0;
+
+	while (w->state != W_DOWN && total < POOL_READ_BUDGET) {
+		ssize_t n = read(w->from_fd, tmp, sizeof tmp);
+		size_t off = 0, used;
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0 && errno == EAGAIN)
+			return;
+		if (n <= 0) {
+			char msg[200];
+
+			if (frame_eof(&w->dec) < 0)
+				snprintf(msg, sizeof msg, "exited mid-frame (%s)", w->dec.err);
+			else
+				snprintf(msg, sizeof msg, "exited");
+			pool_lose(p, w, 0, msg);
+			return;
+		}
+		total += (size_t)n;
+		while (w->state != W_DOWN && off < (size_t)n) {
+			int r = frame_feed(&w->dec, tmp + off, (size_t)n - off, &used);
+
+			off += used;
+			if (r == FRAME_ERROR) {
+				char msg[200];
+
+				snprintf(msg, sizeof msg, "sent a malformed frame: %s",
+					 w->dec.err);
+				pool_lose(p, w, 1, msg);
+				return;
+			}
+			if (r == FRAME_READY) {
+				pool_got_frame(p, w);
+				if (w->state != W_DOWN)
+					frame_next(&w->dec);
+			}
+		}
+	}
+}
+
+/* ---- public API ---- */
+
+struct pool *pool_new(int nworkers, const struct pool_ops *ops, void *ctx)
+{
+	struct pool *p;
+
+	if (nworkers < 1)
+		nworkers = 1;
+	p = calloc(1, sizeof *p);
+	if (!p)
+		return NULL;
+	p->w = calloc((size_t)nworkers, sizeof *p->w);
+	p->hsize = 64;
+	p->hash = calloc(p->hsize, sizeof *p->hash);
+	if (!p->w || !p->hash) {
+		free(p->w);
+		free(p->hash);
+		free(p);
+		return NULL;
+	}
+	p->n = nworkers;
+	p->ops = *ops;
+	p->ctx = ctx;
+	for (int i = 0; i < nworkers; i++) {
+		p->w[i].index = i;
+		p->w[i].to_fd = p->w[i].from_fd = -1;
+	}
+	return p;
+}
+
+int pool_warm(struct pool *p)
+{
+	int live = 0;
+
+	for (int i = 0; i < p->n; i++) {
+		if (p->w[i].state == W_DOWN)
+			pool_start(p, &p->w[i]);
+		live += p->w[i].state != W_DOWN;
+	}
+	return live ? 0 : -1;
+}
+
+int pool_submit(struct pool *p, int64_t id, const void *job, size_t len, uint32_t retries)
+{
+	struct pjob *j;
+
+	if (id <= 0 || pool_find(p, id)) {
+		errno = id <= 0 ? EINVAL : EEXIST;
+		return -1;
+	}
+	j = calloc(1, sizeof *j);
+	if (!j || !(j->payload = malloc(len ? len : 1))) {
+		free(j);
+		errno = ENOMEM;
+		return -1;
+	}
+	if (len)
+		memcpy(j->payload, job, len);
+	j->len = len;
+	j->id = id;
+	j->retries = retries;
+	if (pool_hash_add(p, j) < 0) {
+		free(j->payload);
+		free(j);
+		errno = ENOMEM;
+		return -1;
+	}
+	pool_enqueue(p, j, 0);
+	p->st.submitted++;
+	pool_dispatch(p);
+	return 0;
+}
+
+int pool_cancel(struct pool *p, int64_t id)
+{
+	static const unsigned char cancel[] = { MSG_CANCEL };
+	struct pjob *j = pool_find(p, id);
+
+	if (!j)
+		return -1;
+	if (!pool_unqueue(p, j)) {
+		pool_report(p, j, POOL_STATUS_CANCELLED, RES_CANCELLED,
+			    "cancelled before it started");
+		return 0;
+	}
+	if (j->cancelled)
+		return 0;
+	j->cancelled = 1;
+	for (int i = 0; i < p->n; i++)
+		if (p->w[i].state == W_BUSY && p->w[i].job == j)
+			pool_send(&p->w[i], id, cancel, sizeof cancel);
+	return 0;
+}
+
+int pool_free_slots(const struct pool *p)
+{
+	return p->n - p->busy - p->queued;
+}
+
+size_t pool_pollfds(struct pool *p, struct pollfd *fds, size_t max, int *timeout_ms)
+{
+	int64_t now, wake = 0;
+	size_t k = 0;
+
+	pool_tick(p);
+	for (int i = 0; i < p->n; i++) {
+		struct pworker *w = &p->w[i];
+
+		if (w->state == W_DOWN)
+			continue;
+		if (k < max)
+			fds[k++] = (struct pollfd){ w->from_fd, POLLIN, 0 };
+		if (w->out.len && !w->write_dead && k < max)
+			fds[k++] = (struct pollfd){ w->to_fd, POLLOUT, 0 };
+		if (w->state == W_HELLO && (!wake || w->hello_deadline < wake))
+			wake = w->hello_deadline;
+	}
+	if (p->queued && p->next_start && (!wake || p->next_start < wake))
+		wake = p->next_start;
+	if (wake) {
+		int64_t d;
+
+		now = pool_now_ms();
+		d = wake > now ? wake - now : 0;
+		if (*timeout_ms < 0 || d < *timeout_ms)
+			*timeout_ms = (int)d;
+	}
+	return k;
+}
+
+static struct pworker *pool_by_fd(struct pool *p, int fd, int *is_from)
+{
+	for (int i = 0; i < p->n; i++) {
+		struct pworker *w = &p->w[i];
+
+		if (w->state == W_DOWN)
+			continue;
+		if (w->from_fd == fd || w->to_fd == fd) {
+			*is_from = w->from_fd == fd;
+			return w;
+		}
+	}
+	return NULL;
+}
+
+void pool_events(struct pool *p, const struct pollfd *fds, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		struct pworker *w;
+		int is_from;
+
+		if (!fds[i].revents || !(w = pool_by_fd(p, fds[i].fd, &is_from)))
+			continue;
+		if (is_from)
+			pool_read(p, w);
+		else
+			pool_flush(w);
+	}
+	pool_tick(p);
+}
+
+void pool_get_stats(const struct pool *p, struct pool_stats *st)
+{
+	*st = p->st;
+	st->running = p->busy;
+	st->queued = p->queued;
+}
+
+/* Wait until every worker has closed its result pipe, or the deadline. */
+static void pool_drain_all(struct pool *p, int64_t deadline)
+{
+	struct pollfd fds[2 * 64];
+	struct pworker *of[2 * 64];
+	unsigned char tmp[64 << 10];
+
+	for (;;) {
+		int64_t now = pool_now_ms();
+		nfds_t k = 0;
+
+		for (int i = 0; i < p->n && k + 2 <= 2 * 64; i++) {
+			struct pworker *w = &p->w[i];
+
+			if (w->state == W_DOWN || w->from_fd < 0)
+				continue;
+			of[k] = w;
+			fds[k++] = (struct pollfd){ w->from_fd, POLLIN, 0 };
+			if (w->out.len && !w->write_dead) {
+				of[k] = w;
+				fds[k++] = (struct pollfd){ w->to_fd, POLLOUT, 0 };
+			}
+		}
+		if (!k || now >= deadline)
+			return;
+		if (poll(fds, k, (int)(deadline - now)) < 0 && errno != EINTR)
+			return;
+		for (nfds_t i = 0; i < k; i++) {
+			struct pworker *w = of[i];
+			ssize_t r;
+
+			if (!fds[i].revents)
+				continue;
+			if (fds[i].fd == w->to_fd) {
+				pool_flush(w);
+				continue;
+			}
+			r = read(w->from_fd, tmp, sizeof tmp);
+			if (r == 0 || (r < 0 && errno != EAGAIN && errno != EINTR)) {
+				close(w->from_fd);
+				w->from_fd = -1; /* exited */
+			}
+		}
+	}
+}
+
+void pool_destroy(struct pool *p, int64_t grace_ms)
+{
+	for (int i = 0; i < p->n; i++) {
+		struct pworker *w = &p->w[i];
+
+		if (w->state == W_DOWN)
+			continue;
+		if (w->job_pgid > 0)
+			kill(-w->job_pgid, SIGTERM);
+		pool_send(w, PROTO_ID_SHUTDOWN, NULL, 0);
+	}
+	pool_drain_all(p, pool_now_ms() + (grace_ms > 0 ? grace_ms : 0));
+	for (int i = 0; i < p->n; i++) {
+		struct pworker *w = &p->w[i];
+
+		if (w->state == W_DOWN)
+			continue;
+		if (w->job_pgid > 0)
+			kill(-w->job_pgid, SIGKILL);
+		if (w->from_fd >= 0) {
+			kill(w->pid, SIGKILL);
+			close(w->from_fd);
+		}
+		close(w->to_fd);
+		frame_decoder_release(&w->dec);
+		buf_release(&w->out);
+		if (p->ops.reap)
+			p->ops.reap(p->ctx, w->pid);
+		if (w->job)
+			pool_job_free(p, w->job);
+	}
+	for (struct pjob *j; (j = pool_dequeue(p));)
+		pool_job_free(p, j);
+	free(p->hash);
+	free(p->w);
+	free(p);
+}

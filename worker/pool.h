@@ -1,0 +1,86 @@
+/*
+ * pool.h - dispatch jobs over N single-job workers, with crash recovery.
+ *
+ * Used by the supervisor process (subprocess start method) and directly by
+ * the plugin's I/O thread (spawn and fork start methods).  The pool owns no
+ * loop: the owner calls pool_pollfds() before poll() and pool_events() after
+ * it.  Single-threaded: every call on one pool from one thread.
+ *
+ * Each worker speaks the framed protocol (proto.h) on a pipe pair and runs
+ * one job at a time.  A worker whose result pipe reaches EOF has died: the
+ * pool kills the process group of the job it was running (learned from the
+ * worker's MSG_STARTED), starts a replacement through ops->start and re-runs
+ * the job if it has re-runs left, else reports it with RES_CRASHED and a
+ * line in result.err saying why.  Workers are started lazily, or all at once
+ * by pool_warm().
+ *
+ * The pool never calls waitpid(-1); it calls ops->reap for the pid of a
+ * worker it knows is gone (the owner decides whether waitpid(pid) is safe:
+ * inside make it may already have been reaped by make).
+ */
+#ifndef ASYNC_POOL_H
+#define ASYNC_POOL_H
+
+#include <poll.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "proto.h"
+
+struct pool;
+
+struct pool_ops {
+	/*
+	 * Start worker `index`.  On success return 0 and set *to_worker (the
+	 * fd the pool writes job frames to), *from_worker (the fd it reads
+	 * result frames from) and *pid; the pool owns both fds from then on
+	 * and makes them non-blocking.  Return -1 with errno on failure.
+	 */
+	int (*start)(void *ctx, int index, int *to_worker, int *from_worker, pid_t *pid);
+	/* A job is done; `res` is only valid during the call. */
+	void (*result)(void *ctx, int64_t id, const struct result_msg *res);
+	/* Optional: a job's command started (forwarded MSG_STARTED). */
+	void (*started)(void *ctx, int64_t id, const struct started_msg *m);
+	/* Optional: a worker with this pid is gone (EOF seen, fds closed). */
+	void (*reap)(void *ctx, pid_t pid);
+	/* Optional: one-line diagnostics (worker restarts, protocol errors). */
+	void (*log)(void *ctx, const char *msg);
+};
+
+struct pool_stats {
+	uint64_t submitted, completed, retried, crashed_workers, restarts;
+	int running, queued, max_running;
+};
+
+/* Returns NULL only on allocation failure.  nworkers >= 1. */
+struct pool *pool_new(int nworkers, const struct pool_ops *ops, void *ctx);
+/* Start every worker now (warm pool).  Returns 0 or -1 if none started. */
+int pool_warm(struct pool *p);
+/*
+ * Queue a job.  `job` is an encoded MSG_JOB payload (msg_put_job), copied.
+ * `retries` is how many times it may be re-run after worker crashes.
+ * Returns 0, or -1 if id is already queued or running.
+ */
+int pool_submit(struct pool *p, int64_t id, const void *job, size_t len, uint32_t retries);
+/* Stop a queued or running job; it is reported with RES_CANCELLED. */
+int pool_cancel(struct pool *p, int64_t id);
+/* Workers with nothing to do (started or not) minus jobs waiting. */
+int pool_free_slots(const struct pool *p);
+/*
+ * Fill at most `max` pollfds (max >= 2 * nworkers is always enough) and
+ * return how many were filled; the pool may also need a timeout (-1 = none,
+ * in ms) which it stores in *timeout_ms if sooner than the value there.
+ */
+size_t pool_pollfds(struct pool *p, struct pollfd *fds, size_t max, int *timeout_ms);
+/* Handle the revents of the fds pool_pollfds() returned. */
+void pool_events(struct pool *p, const struct pollfd *fds, size_t n);
+void pool_get_stats(const struct pool *p, struct pool_stats *st);
+/*
+ * Kill every running job's process group (SIGTERM, then SIGKILL after
+ * grace_ms), send shutdown frames, close all fds, reap through ops->reap,
+ * free the pool.  Jobs still queued or running are NOT reported.
+ */
+void pool_destroy(struct pool *p, int64_t grace_ms);
+
+#endif

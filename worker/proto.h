@@ -1,0 +1,201 @@
+/*
+ * proto.h - the framed protocol spoken between the plugin, the supervisor
+ * and the workers.  PROTOCOL.md is the normative description; this header
+ * is the C manual.
+ *
+ * Framing: every frame is a 16-byte header of two native-endian int64_t,
+ * job id then payload length, followed by `length` payload bytes.
+ *   id  > 0   a job frame (JOB, STARTED, RESULT, CANCEL for that job)
+ *   id == 0   a control frame (HELLO, STATS, ERROR)
+ *   id == -1  shutdown; payload length must be 0
+ *   id < -1   malformed
+ * A payload longer than PROTO_MAX_PAYLOAD, or a negative length, is
+ * malformed.  Every payload starts with one byte, the message type, and is
+ * followed by that type's fields encoded with the primitives below.
+ *
+ * Nothing in this module blocks except frame_write_all(); nothing calls
+ * exit(); errors are returned as -1 with a message in the caller's
+ * struct buf (or the decoder's `err`).  Single-threaded per object.
+ */
+#ifndef ASYNC_PROTO_H
+#define ASYNC_PROTO_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "buf.h"
+
+#define PROTO_VERSION 1
+#define PROTO_ID_CONTROL 0
+#define PROTO_ID_SHUTDOWN (-1)
+#define PROTO_HEADER_SIZE 16
+/* Two capped output streams of at most 256 MiB each plus fields. */
+#define PROTO_MAX_PAYLOAD ((int64_t)520 << 20)
+/* Per-stream output cap allowed by the config (max_output). */
+#define PROTO_MAX_OUTPUT ((int64_t)256 << 20)
+
+enum proto_type {
+	MSG_HELLO = 1,   /* control, both ways: version handshake */
+	MSG_JOB = 2,     /* to worker/supervisor: run this job */
+	MSG_STARTED = 3, /* from worker: job's process group exists */
+	MSG_RESULT = 4,  /* from worker/supervisor: job finished */
+	MSG_CANCEL = 5,  /* to worker/supervisor: stop this job (as timeout) */
+	MSG_STATS = 6,   /* control: request (empty) / reply (counters) */
+	MSG_ERROR = 7,   /* control, from a peer: fatal protocol error text */
+};
+
+/* ---- incremental frame decoder (pure; this is what the fuzzer drives) ---- */
+
+enum frame_status {
+	FRAME_ERROR = -1, /* malformed input; `err` says why; decoder is dead */
+	FRAME_MORE = 0,   /* all input consumed, no complete frame yet */
+	FRAME_READY = 1,  /* a frame is complete: id/payload/len are valid */
+};
+
+struct frame_decoder {
+	unsigned char hdr[PROTO_HEADER_SIZE];
+	size_t hdr_got;
+	int64_t id;
+	int64_t len;         /* payload length of the frame being read */
+	struct buf payload;  /* grows as bytes arrive, never by `len` at once */
+	int ready;           /* a complete frame is held until frame_next() */
+	char err[160];
+};
+
+void frame_decoder_init(struct frame_decoder *d);
+void frame_decoder_release(struct frame_decoder *d);
+/*
+ * Feed n bytes.  *used is set to how many were consumed.  Stops after one
+ * complete frame (returns FRAME_READY; the rest of the input is not
+ * consumed).  The frame stays valid until frame_next(), which must be called
+ * before feeding more.
+ */
+int frame_feed(struct frame_decoder *d, const void *p, size_t n, size_t *used);
+void frame_next(struct frame_decoder *d);
+/*
+ * At EOF on the stream: 0 when cleanly between frames, otherwise -1 with
+ * `err` describing the truncation.
+ */
+int frame_eof(struct frame_decoder *d);
+
+/* ---- output ---- */
+
+/* Append one whole frame (header + payload) to `out`. */
+void frame_put(struct buf *out, int64_t id, const void *payload, size_t len);
+/*
+ * Write as much of `out` as the (non-blocking) fd takes and consume it.
+ * Returns 0 (possibly with data left: poll for POLLOUT), or -1 with errno
+ * set (EPIPE when the peer is gone).
+ */
+int frame_flush(int fd, struct buf *out);
+/* Blocking write of one frame, for simple clients and tests. */
+int frame_write_all(int fd, int64_t id, const void *payload, size_t len);
+/*
+ * Blocking read of one frame into d (for simple clients and tests).
+ * Returns 1 on a frame, 0 on clean EOF, -1 on error (d->err or errno).
+ */
+int frame_read_one(int fd, struct frame_decoder *d);
+
+/* ---- field primitives: native-endian, bounds-checked ---- */
+
+void put_u8(struct buf *b, uint8_t v);
+void put_u32(struct buf *b, uint32_t v);
+void put_i64(struct buf *b, int64_t v);
+/* u64 length + bytes */
+void put_bytes(struct buf *b, const void *p, size_t n);
+/* NULL is encoded distinctly from "" (length UINT64_MAX). */
+void put_str(struct buf *b, const char *s);
+/* u32 count + that many put_str; argv may be NULL (count 0). */
+void put_strv(struct buf *b, char *const *v);
+
+struct reader {
+	const unsigned char *p;
+	size_t left;
+	int failed; /* sticky: any short read sets it */
+};
+
+void reader_init(struct reader *r, const void *p, size_t n);
+uint8_t get_u8(struct reader *r);
+uint32_t get_u32(struct reader *r);
+int64_t get_i64(struct reader *r);
+/* Points into the payload (no copy); *n gets the length. */
+const void *get_bytes(struct reader *r, size_t *n);
+/* Fresh malloc'd NUL-terminated copy, or NULL if it was NULL or on error. */
+char *get_str(struct reader *r);
+/* Fresh NULL-terminated malloc'd vector of malloc'd strings (count <= 1M). */
+char **get_strv(struct reader *r);
+void strv_free(char **v);
+
+/* ---- messages ---- */
+
+struct hello_msg {
+	uint32_t version;
+	uint32_t workers; /* how many jobs the peer runs at once */
+	int32_t pid;      /* the peer's pid (supervisor or worker) */
+};
+
+struct job_msg {
+	char *shell;           /* e.g. "/bin/sh" */
+	char **shellflags;     /* e.g. {"-c", NULL}, split like make does */
+	char *command;         /* the command line, launcher already applied */
+	char *cwd;             /* directory to run in */
+	char **env;            /* "K=V" entries set on top of the inherited env */
+	unsigned char *input;  /* stdin bytes when has_input, else /dev/null */
+	size_t input_len;
+	int has_input;
+	int64_t timeout_ms;    /* 0 = none */
+	int64_t kill_grace_ms; /* SIGTERM then SIGKILL after this */
+	int64_t max_output;    /* per-stream capture cap in bytes */
+	uint32_t retries;      /* re-runs allowed after a worker crash */
+};
+
+enum result_flags {
+	RES_TIMED_OUT = 1 << 0,   /* stopped by the timeout: status 124 */
+	RES_CRASHED = 1 << 1,     /* retries exhausted after worker crashes */
+	RES_TRUNCATED = 1 << 2,   /* some output dropped at max_output */
+	RES_SPAWN_FAILED = 1 << 3,/* could not start the command (status 127) */
+	RES_CANCELLED = 1 << 4,   /* stopped by MSG_CANCEL */
+};
+
+struct result_msg {
+	int32_t status;     /* exit code; 128+N for signal N; 124 timeout */
+	uint32_t flags;     /* enum result_flags */
+	struct buf out;     /* captured stdout (<= max_output) */
+	struct buf err;     /* captured stderr; pool notes appended here */
+	int64_t start_ns;   /* CLOCK_MONOTONIC when the command started */
+	int64_t end_ns;     /* CLOCK_MONOTONIC when it was reaped */
+	int64_t utime_us, stime_us, maxrss_kb;
+	int32_t worker;     /* index of the worker that ran it */
+	uint32_t attempts;  /* 1 + re-runs after worker crashes */
+};
+
+struct started_msg {
+	int32_t pid;  /* the job's process (and process group) id */
+	int32_t worker;
+};
+
+/* Each encoder appends one complete payload (type byte first) to `out`. */
+void msg_put_hello(struct buf *out, const struct hello_msg *m);
+void msg_put_job(struct buf *out, const struct job_msg *m);
+void msg_put_started(struct buf *out, const struct started_msg *m);
+void msg_put_result(struct buf *out, const struct result_msg *m);
+
+/* Message type of a payload, or -1 if empty. */
+int msg_type(const void *payload, size_t len);
+/*
+ * Decoders fill *m (zero it first is not required) and return 0, or -1 with
+ * a one-line reason in *why (static storage) and *m left empty.  The result
+ * must be released with the matching *_release even on success only.
+ */
+int msg_get_hello(const void *p, size_t n, struct hello_msg *m, const char **why);
+int msg_get_job(const void *p, size_t n, struct job_msg *m, const char **why);
+int msg_get_started(const void *p, size_t n, struct started_msg *m, const char **why);
+int msg_get_result(const void *p, size_t n, struct result_msg *m, const char **why);
+void job_msg_release(struct job_msg *m);
+void result_msg_release(struct result_msg *m);
+
+/* Current CLOCK_MONOTONIC in nanoseconds. */
+int64_t proto_now_ns(void);
+
+#endif

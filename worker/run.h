@@ -1,0 +1,108 @@
+/*
+ * run.h - run one job inside a worker: spawn its command, feed its
+ * standard input, capture its output, enforce its limits, reap it.
+ *
+ * The command runs in a process group of its own (pgid = its pid), with an
+ * empty signal mask and default dispositions for every signal, standard
+ * input from the job's input (or /dev/null), standard output and error on
+ * two pipes, in the job's cwd, and with no other descriptor.  Its
+ * environment is the caller's `environ` with the job's "K=V" entries
+ * replacing or adding variables (an entry without '=' removes K).
+ *
+ * How the command line is run: when the shell is /bin/sh with the flag
+ * -c (or -ec), and the command has no shell metacharacter and does not
+ * start with a shell keyword or builtin, it is split on blanks and run
+ * directly, found through the job's PATH, as make does for recipe lines;
+ * otherwise `shell shellflags... command` is run.  A direct command that
+ * is not an executable format (ENOEXEC) is retried through the shell.
+ *
+ * Limits and the end of a job:
+ *  - each of stdout and stderr keeps at most max_output bytes (0 means
+ *    PROTO_MAX_OUTPUT); the rest is read and dropped, RES_TRUNCATED is set
+ *    and a note line is appended to the captured stderr;
+ *  - timeout_ms > 0: SIGTERM to the group when it expires, SIGKILL to the
+ *    group kill_grace_ms later; the result is status 124, RES_TIMED_OUT,
+ *    and a note;
+ *  - when the command's own process exits, whatever is left of its group
+ *    gets SIGKILL before it is reaped.  A compile step that leaves
+ *    background processes behind would otherwise outlive the build (make's
+ *    $(shell) would hang on them instead); killing them while the leader is
+ *    still a zombie guarantees the group id has not been reused.  Output
+ *    still arriving is read until EOF, for at most RUN_DRAIN_MS more (a
+ *    process that left the group can keep a pipe open forever);
+ *  - a command that cannot be started gives status 127, RES_SPAWN_FAILED
+ *    and a one-line reason in err; `started` is not called.
+ *
+ * The status is the exit code, or 128+N after signal N (124 on timeout).
+ * start_ns/end_ns (proto_now_ns) bracket spawn and reap; utime/stime/
+ * maxrss come from wait4().  worker and attempts are left 0 for the
+ * caller.
+ *
+ * The caller keeps control while a job runs through `watch`: the runner
+ * polls the watched descriptors with the job's pipes and calls `watch`
+ * when one is readable or hung up.  The callback must not block and says
+ * whether the job goes on, is cancelled (ended like a timeout, reported
+ * with RES_CANCELLED), or is abandoned (the caller is going away: the
+ * group gets SIGTERM and, at most RUN_ABANDON_GRACE_MS later, SIGKILL;
+ * watched descriptors are no longer polled).  Whatever happens, run_job()
+ * returns only after the command's process is reaped.
+ *
+ * Not thread-safe (uses the process's environment and children); meant
+ * for the worker process, which runs one job at a time.
+ */
+#ifndef ASYNC_RUN_H
+#define ASYNC_RUN_H
+
+#include <sys/types.h>
+
+#include "proto.h"
+
+#define RUN_MAX_WATCH 4
+#define RUN_ABANDON_GRACE_MS 1000
+#define RUN_DRAIN_MS 1000
+
+enum run_verdict {
+	RUN_CONTINUE = 0,
+	RUN_CANCEL = 1,
+	RUN_ABANDON = 2,
+};
+
+struct run_hooks {
+	int watch_fd[RUN_MAX_WATCH]; /* -1 = unused slot */
+	/* `fd` is readable or hung up; returns an enum run_verdict. */
+	int (*watch)(void *ctx, int fd);
+	/* Optional: the command's process (and group) `pid` exists. */
+	void (*started)(void *ctx, pid_t pid);
+	void *ctx;
+};
+
+enum run_outcome {
+	RUN_DONE = 0,      /* *res is the job's result */
+	RUN_ABANDONED = 1, /* *res is filled but nobody wants it */
+};
+
+/*
+ * Run `job` to completion.  `hooks` may be NULL.  *res is overwritten
+ * (not released first) and must be released with result_msg_release().
+ */
+int run_job(const struct job_msg *job, const struct run_hooks *hooks,
+	    struct result_msg *res);
+
+/*
+ * 1 if `command` may be exec'd directly instead of through the shell
+ * (see above), else 0.  Exposed for tests.
+ */
+int run_is_simple(const char *shell, char *const *shellflags, const char *command);
+
+/*
+ * Self-pipe for signals, shared by the worker and the supervisor: catch
+ * each signal in `sigs` (0-terminated), unblock them, and make every
+ * delivery write its number as one byte to the returned read end
+ * (non-blocking, close-on-exec).  SIGPIPE is ignored.  One per process.
+ * Returns the read end, or -1 with errno.
+ */
+int run_signals_open(const int *sigs);
+/* Read every pending signal number; returns the last one, or 0. */
+int run_signals_drain(int fd);
+
+#endif

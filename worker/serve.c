@@ -1,0 +1,303 @@
+/*
+ * serve.c - worker_main(): one pool worker.  Answers the pool's HELLO, then
+ * runs the jobs it is sent one at a time: JOB -> STARTED -> RESULT.
+ *
+ * The worker reads exactly up to the end of the frame it is decoding, so
+ * nothing the pool sends is ever buffered here unseen: while a job runs the
+ * input descriptor is handed to the runner as a watched fd and becomes
+ * readable exactly when the pool says something (CANCEL, shutdown) or goes
+ * away (EOF).  Output frames are written blocking: the pool never blocks,
+ * and a dead pool gives EPIPE.
+ */
+#include "worker.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "proto.h"
+#include "run.h"
+
+enum serve_event {
+	EV_FRAME = 1,   /* a frame is ready in s->dec */
+	EV_MORE = 0,    /* bytes consumed, no frame yet */
+	EV_EOF = -1,    /* clean EOF between frames */
+	EV_ERROR = -2,  /* protocol error (s->why set) */
+	EV_SIGNAL = -3, /* fatal signal (s->signo set) */
+};
+
+struct serve {
+	int in_fd, out_fd, index;
+	int sig_fd;
+	struct frame_decoder dec;
+	int64_t job_id;   /* job being run, 0 when idle */
+	int signo;
+	char why[200];    /* protocol error text */
+};
+
+__attribute__((format(printf, 2, 3)))
+static int serve_fail(struct serve *s, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(s->why, sizeof s->why, fmt, ap);
+	va_end(ap);
+	return EV_ERROR;
+}
+
+/* One read() of at most what the current frame still needs, then feed it. */
+static int serve_read(struct serve *s)
+{
+	unsigned char tmp[64 << 10];
+	size_t want, used;
+	ssize_t n;
+	int r;
+
+	if (s->dec.hdr_got < PROTO_HEADER_SIZE)
+		want = PROTO_HEADER_SIZE - s->dec.hdr_got;
+	else
+		want = (size_t)s->dec.len - s->dec.payload.len;
+	if (want > sizeof tmp)
+		want = sizeof tmp;
+	if (want) {
+		n = read(s->in_fd, tmp, want);
+		if (n < 0 && (errno == EINTR || errno == EAGAIN))
+			return EV_MORE;
+		if (n < 0)
+			return serve_fail(s, "read: %s", strerror(errno));
+		if (n == 0) {
+			if (frame_eof(&s->dec) < 0)
+				return serve_fail(s, "%s", s->dec.err);
+			return EV_EOF;
+		}
+	} else {
+		n = 0; /* an empty payload completes with no further bytes */
+	}
+	r = frame_feed(&s->dec, tmp, (size_t)n, &used);
+	if (r == FRAME_ERROR)
+		return serve_fail(s, "%s", s->dec.err);
+	return r == FRAME_READY ? EV_FRAME : EV_MORE;
+}
+
+/* Wait for the next frame while idle. */
+static int serve_next(struct serve *s)
+{
+	struct pollfd pfd[2];
+
+	if (s->dec.ready)
+		frame_next(&s->dec); /* keep a partial frame read during a job */
+	for (;;) {
+		int r;
+
+		pfd[0] = (struct pollfd){ s->in_fd, POLLIN, 0 };
+		pfd[1] = (struct pollfd){ s->sig_fd, POLLIN, 0 };
+		if (poll(pfd, 2, -1) < 0) {
+			if (errno == EINTR)
+				continue;
+			return serve_fail(s, "poll: %s", strerror(errno));
+		}
+		if (pfd[1].revents) {
+			s->signo = run_signals_drain(s->sig_fd);
+			if (s->signo)
+				return EV_SIGNAL;
+		}
+		if (pfd[0].revents && (r = serve_read(s)) != EV_MORE)
+			return r;
+	}
+}
+
+static int serve_send(struct serve *s, int64_t id, const struct buf *payload)
+{
+	if (frame_write_all(s->out_fd, id, payload->data, payload->len) < 0) {
+		if (errno != EPIPE)
+			fprintf(stderr, "asynccompile-worker %d: write: %s\n",
+				s->index, strerror(errno));
+		return -1;
+	}
+	return 0;
+}
+
+static void serve_send_error(struct serve *s)
+{
+	struct buf b = BUF_INIT;
+
+	fprintf(stderr, "asynccompile-worker %d: protocol error: %s\n",
+		s->index, s->why);
+	put_u8(&b, MSG_ERROR);
+	put_str(&b, s->why);
+	serve_send(s, PROTO_ID_CONTROL, &b);
+	buf_release(&b);
+}
+
+static void serve_started(void *ctx, pid_t pid)
+{
+	struct serve *s = ctx;
+	struct started_msg m = { .pid = pid, .worker = s->index };
+	struct buf b = BUF_INIT;
+
+	msg_put_started(&b, &m);
+	serve_send(s, s->job_id, &b); /* EPIPE shows up as EOF on in_fd */
+	buf_release(&b);
+}
+
+/*
+ * The runner saw the pool speak or a signal arrive while a job runs.
+ * Anything but a CANCEL of this job ends the job; what ends the worker is
+ * left in s->why / s->signo for worker_main().
+ */
+static int serve_watch(void *ctx, int fd)
+{
+	struct serve *s = ctx;
+	int r;
+
+	if (fd == s->sig_fd) {
+		s->signo = run_signals_drain(fd);
+		return s->signo ? RUN_ABANDON : RUN_CONTINUE;
+	}
+	r = serve_read(s);
+	if (r == EV_MORE)
+		return RUN_CONTINUE;
+	if (r == EV_EOF || r == EV_ERROR)
+		return RUN_ABANDON;
+	if (s->dec.id == PROTO_ID_SHUTDOWN)
+		return RUN_ABANDON; /* dec stays ready: worker_main sees it */
+	if (s->dec.id > 0 &&
+	    msg_type(s->dec.payload.data, s->dec.payload.len) == MSG_CANCEL) {
+		int mine = s->dec.id == s->job_id;
+
+		frame_next(&s->dec);
+		return mine ? RUN_CANCEL : RUN_CONTINUE;
+	}
+	serve_fail(s, "unexpected frame (job %" PRId64 ", type %d) while job %"
+		   PRId64 " runs", s->dec.id,
+		   msg_type(s->dec.payload.data, s->dec.payload.len), s->job_id);
+	return RUN_ABANDON;
+}
+
+/* Returns 0 to go on, 1 when the worker must stop (reason in s). */
+static int serve_job(struct serve *s)
+{
+	struct run_hooks hooks = {
+		.watch_fd = { s->in_fd, s->sig_fd, -1, -1 },
+		.watch = serve_watch,
+		.started = serve_started,
+		.ctx = s,
+	};
+	struct job_msg job;
+	struct result_msg res;
+	struct buf b = BUF_INIT;
+	const char *why;
+	int r;
+
+	if (msg_get_job(s->dec.payload.data, s->dec.payload.len, &job, &why) < 0) {
+		serve_fail(s, "job %" PRId64 ": %s", s->dec.id, why);
+		return 1;
+	}
+	s->job_id = s->dec.id;
+	frame_next(&s->dec);
+	r = run_job(&job, &hooks, &res);
+	job_msg_release(&job);
+	if (r == RUN_DONE) {
+		res.worker = s->index;
+		res.attempts = 1;
+		msg_put_result(&b, &res);
+		r = serve_send(s, s->job_id, &b) < 0;
+		buf_release(&b);
+	}
+	result_msg_release(&res);
+	s->job_id = 0;
+	return r != 0;
+}
+
+static int serve_hello(struct serve *s)
+{
+	struct hello_msg peer, me = { PROTO_VERSION, 1, (int32_t)getpid() };
+	struct buf b = BUF_INIT;
+	const char *why;
+	int r = serve_next(s);
+
+	if (r != EV_FRAME)
+		return r;
+	if (s->dec.id != PROTO_ID_CONTROL ||
+	    msg_get_hello(s->dec.payload.data, s->dec.payload.len, &peer, &why) < 0)
+		return serve_fail(s, "expected HELLO first");
+	if (peer.version != PROTO_VERSION)
+		return serve_fail(s, "protocol version %" PRIu32
+				  " not supported (this worker speaks %d)",
+				  peer.version, PROTO_VERSION);
+	msg_put_hello(&b, &me);
+	r = serve_send(s, PROTO_ID_CONTROL, &b);
+	buf_release(&b);
+	return r < 0 ? EV_EOF : EV_MORE;
+}
+
+/* Handle the frame in s->dec while idle: EV_MORE to go on, else why not. */
+static int serve_frame(struct serve *s)
+{
+	int type = msg_type(s->dec.payload.data, s->dec.payload.len);
+
+	if (s->dec.id == PROTO_ID_SHUTDOWN)
+		return EV_EOF;
+	if (s->dec.id > 0 && type == MSG_JOB) {
+		if (serve_job(s))
+			return s->why[0] ? EV_ERROR : s->signo ? EV_SIGNAL : EV_EOF;
+		return EV_MORE;
+	}
+	/* A CANCEL that crossed the job's RESULT on the wire. */
+	if (s->dec.id > 0 && type == MSG_CANCEL)
+		return EV_MORE;
+	if (s->dec.id == PROTO_ID_CONTROL && type == MSG_ERROR) {
+		struct reader r;
+		char *text;
+
+		reader_init(&r, s->dec.payload.data, s->dec.payload.len);
+		get_u8(&r);
+		text = get_str(&r);
+		fprintf(stderr, "asynccompile-worker %d: peer reported an error: %s\n",
+			s->index, text ? text : "(unreadable)");
+		free(text);
+		return EV_EOF; /* do not answer an error with an error */
+	}
+	return serve_fail(s, "unexpected frame (job %" PRId64 ", type %d)",
+			  s->dec.id, type);
+}
+
+int worker_main(int in_fd, int out_fd, int index)
+{
+	static const int sigs[] = { SIGTERM, SIGINT, SIGHUP, 0 };
+	struct serve s;
+	int r;
+
+	memset(&s, 0, sizeof s);
+	s.in_fd = in_fd;
+	s.out_fd = out_fd;
+	s.index = index;
+	frame_decoder_init(&s.dec);
+	s.sig_fd = run_signals_open(sigs);
+	if (s.sig_fd < 0) {
+		fprintf(stderr, "asynccompile-worker %d: pipe: %s\n", index,
+			strerror(errno));
+		return 1;
+	}
+	r = serve_hello(&s);
+	while (r == EV_MORE) {
+		r = serve_next(&s);
+		if (r == EV_FRAME)
+			r = serve_frame(&s);
+	}
+	if (r == EV_ERROR)
+		serve_send_error(&s);
+	if (r == EV_SIGNAL && s.signo != SIGTERM)
+		fprintf(stderr, "asynccompile-worker %d: %s\n", index,
+			strsignal(s.signo));
+	frame_decoder_release(&s.dec);
+	close(s.sig_fd);
+	return r == EV_ERROR ? 1 : r == EV_SIGNAL ? 128 + s.signo : 0;
+}

@@ -1,0 +1,25 @@
+/*
+ * worker.h - entry points of the worker executable's two roles, callable
+ * from its main() and (fork start method) from a child forked by the plugin.
+ *
+ * Both speak the framed protocol on in_fd/out_fd (blocking descriptors are
+ * fine; they are made non-blocking as needed), start by answering the
+ * peer's MSG_HELLO, and return an exit status for the process (0 after a
+ * clean shutdown frame or EOF on in_fd, non-zero after a protocol error,
+ * which is also reported to the peer as MSG_ERROR and to stderr).
+ * They install their own signal handling (SIGTERM/SIGINT/SIGHUP and the
+ * parent-death signal end every job's process group, then return) and
+ * never return while a job they started is still alive.
+ */
+#ifndef ASYNC_WORKER_H
+#define ASYNC_WORKER_H
+
+/* Run jobs one at a time (a pool worker).  `index` is reported in results. */
+int worker_main(int in_fd, int out_fd, int index);
+/*
+ * Supervisor: own a pool of `nworkers` workers, each started as
+ * `worker_exe --worker INDEX`, and multiplex jobs from in_fd by id.
+ */
+int supervise_main(int in_fd, int out_fd, int nworkers, const char *worker_exe);
+
+#endif
