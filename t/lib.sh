@@ -133,3 +133,14 @@ write_mk() {
 make_version() {
 	"$TEST_MAKE" --version | sed -n '1s/^GNU Make \([0-9.]*\).*/\1/p'
 }
+
+# write_config LINE...: a config file with these YAML lines (plus the
+# suite's start method), made the one the plugin finds.
+write_config() {
+	{
+		[ -n "${TEST_START_METHOD:-}" ] && printf 'start_method: %s\n' "$TEST_START_METHOD"
+		for l in "$@"; do printf '%s\n' "$l"; done
+	} >"$TRASH/test.yaml"
+	ASYNC_COMPILE_CONFIG="$TRASH/test.yaml"
+	export ASYNC_COMPILE_CONFIG
+}

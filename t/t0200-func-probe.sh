@@ -25,7 +25,7 @@ EOF2
 run_make
 ok "make runs probes at parse time" expect_make_ok
 ok "NAME.out folds output exactly like \$(shell)" \
-	expect_eq "[a b]=[a b][a b]=[a b][  lead	tab ]=[  lead	tab ][x]=[x][$HOME # \$x]=[$HOME # \$x]|3=3|out=out|err|hello input" "$(cat result 2>&1)"
+	expect_eq "[a b]=[a b] [a b]=[a b] [  lead	tab ]=[  lead	tab ] [x]=[x] [$HOME \\# \$x]=[$HOME \\# \$x]|3=3|out=out|err|hello input" "$(cat result 2>&1)"
 
 write_mk Makefile <<'EOF2'
 load @PLUGIN@

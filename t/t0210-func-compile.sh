@@ -68,7 +68,7 @@ bad2:
 	$(async-wait $@)
 EOF2
 run_make
-ok "a failing build step fails its recipe with its status" expect_grep '\*\*\* \[Makefile:6: bad\] Error 5' err
+ok "a failing build step fails its recipe with its status" expect_grep '\*\*\* \[Makefile:7: bad\] Error 5' err
 ok "the failure names the job" expect_grep "bad (status 5): exit 5" err
 ok ".DELETE_ON_ERROR applies" expect_grep "Deleting file 'bad'" err
 ok "no jobserver token message" expect_no_grep INTERNAL err

@@ -3,6 +3,7 @@
 # the -jN limit while makefiles are read, both jobserver styles, the
 # deadlock MAKE-FACTS describes, and clean token accounting at exit.
 . "$(dirname "$0")/lib.sh"
+write_config "workers: 8"
 
 queue_spans() { # count seconds -> makefile lines queueing span jobs
 	i=1

@@ -293,7 +293,7 @@ static void pool_start_failed(struct pool *p, const char *why)
 
 static void pool_start(struct pool *p, struct pworker *w)
 {
-	struct hello_msg hello = { PROTO_VERSION, 1, (int32_t)getpid() };
+	struct hello_msg hello = { PROTO_VERSION, 0, (int32_t)getpid() };
 	struct buf b = BUF_INIT;
 	char why[200];
 	int to, from;
@@ -491,18 +491,13 @@ static void pool_got_frame(struct pool *p, struct pworker *w)
 		return;
 	}
 	if (d->id == PROTO_ID_CONTROL && type == MSG_ERROR) {
-		struct reader r;
-		char *text;
-
-		reader_init(&r, d->payload.data, d->payload.len);
-		get_u8(&r);
-		text = get_str(&r);
-		snprintf(msg, sizeof msg, "reported an error: %s",
-			 text ? text : "(unreadable)");
-		free(text);
+		snprintf(msg, sizeof msg, "reported an error: %.*s",
+			 (int)(d->payload.len - 1), (char *)d->payload.data + 1);
 		pool_lose(p, w, 1, msg);
 		return;
 	}
+	if (d->id == PROTO_ID_CONTROL && type == MSG_STATS)
+		return;
 	if (w->state != W_BUSY || d->id != w->job->id) {
 		snprintf(msg, sizeof msg, "sent a frame (job %" PRId64 ", type %d) "
 			 "it had no business sending", d->id, type);
@@ -748,15 +743,17 @@ void pool_get_stats(const struct pool *p, struct pool_stats *st)
 /* Wait until every worker has closed its result pipe, or the deadline. */
 static void pool_drain_all(struct pool *p, int64_t deadline)
 {
-	struct pollfd fds[2 * 64];
-	struct pworker *of[2 * 64];
+	struct pollfd *fds = calloc(2 * (size_t)p->n, sizeof *fds);
+	struct pworker **of = calloc(2 * (size_t)p->n, sizeof *of);
 	unsigned char tmp[64 << 10];
 
 	for (;;) {
 		int64_t now = pool_now_ms();
 		nfds_t k = 0;
 
-		for (int i = 0; i < p->n && k + 2 <= 2 * 64; i++) {
+		if (!fds || !of)
+			break;
+		for (int i = 0; i < p->n; i++) {
 			struct pworker *w = &p->w[i];
 
 			if (w->state == W_DOWN || w->from_fd < 0)
@@ -769,9 +766,9 @@ static void pool_drain_all(struct pool *p, int64_t deadline)
 			}
 		}
 		if (!k || now >= deadline)
-			return;
+			break;
 		if (poll(fds, k, (int)(deadline - now)) < 0 && errno != EINTR)
-			return;
+			break;
 		for (nfds_t i = 0; i < k; i++) {
 			struct pworker *w = of[i];
 			ssize_t r;
@@ -789,6 +786,8 @@ static void pool_drain_all(struct pool *p, int64_t deadline)
 			}
 		}
 	}
+	free(fds);
+	free(of);
 }
 
 void pool_destroy(struct pool *p, int64_t grace_ms)

@@ -131,9 +131,16 @@ static void serve_send_error(struct serve *s)
 	fprintf(stderr, "asynccompile-worker %d: protocol error: %s\n",
 		s->index, s->why);
 	put_u8(&b, MSG_ERROR);
-	put_str(&b, s->why);
+	buf_addstr(&b, s->why);
 	serve_send(s, PROTO_ID_CONTROL, &b);
 	buf_release(&b);
+}
+
+/* STATS asks nothing of a worker. */
+static int serve_ignorable(const struct serve *s)
+{
+	return s->dec.id == PROTO_ID_CONTROL &&
+	       msg_type(s->dec.payload.data, s->dec.payload.len) == MSG_STATS;
 }
 
 static void serve_started(void *ctx, pid_t pid)
@@ -168,6 +175,10 @@ static int serve_watch(void *ctx, int fd)
 		return RUN_ABANDON;
 	if (s->dec.id == PROTO_ID_SHUTDOWN)
 		return RUN_ABANDON; /* dec stays ready: worker_main sees it */
+	if (serve_ignorable(s)) {
+		frame_next(&s->dec);
+		return RUN_CONTINUE;
+	}
 	if (s->dec.id > 0 &&
 	    msg_type(s->dec.payload.data, s->dec.payload.len) == MSG_CANCEL) {
 		int mine = s->dec.id == s->job_id;
@@ -229,9 +240,8 @@ static int serve_hello(struct serve *s)
 	    msg_get_hello(s->dec.payload.data, s->dec.payload.len, &peer, &why) < 0)
 		return serve_fail(s, "expected HELLO first");
 	if (peer.version != PROTO_VERSION)
-		return serve_fail(s, "protocol version %" PRIu32
-				  " not supported (this worker speaks %d)",
-				  peer.version, PROTO_VERSION);
+		return serve_fail(s, "protocol version mismatch: peer speaks %"
+				  PRIu32 ", I speak %d", peer.version, PROTO_VERSION);
 	msg_put_hello(&b, &me);
 	r = serve_send(s, PROTO_ID_CONTROL, &b);
 	buf_release(&b);
@@ -253,16 +263,12 @@ static int serve_frame(struct serve *s)
 	/* A CANCEL that crossed the job's RESULT on the wire. */
 	if (s->dec.id > 0 && type == MSG_CANCEL)
 		return EV_MORE;
+	if (serve_ignorable(s))
+		return EV_MORE;
 	if (s->dec.id == PROTO_ID_CONTROL && type == MSG_ERROR) {
-		struct reader r;
-		char *text;
-
-		reader_init(&r, s->dec.payload.data, s->dec.payload.len);
-		get_u8(&r);
-		text = get_str(&r);
-		fprintf(stderr, "asynccompile-worker %d: peer reported an error: %s\n",
-			s->index, text ? text : "(unreadable)");
-		free(text);
+		fprintf(stderr, "asynccompile-worker %d: peer reported an error: %.*s\n",
+			s->index, (int)(s->dec.payload.len - 1),
+			(char *)s->dec.payload.data + 1);
 		return EV_EOF; /* do not answer an error with an error */
 	}
 	return serve_fail(s, "unexpected frame (job %" PRId64 ", type %d)",

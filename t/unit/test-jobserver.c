@@ -1,0 +1,128 @@
+/* Unit tests for plugin/jobserver.c: MAKEFLAGS parsing and token traffic. */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "../../plugin/jobserver.c"
+#include "tap.h"
+
+static void test_parse_auth(void)
+{
+	struct js_auth a;
+
+	ok(js_parse_auth(" -j4 --jobserver-auth=3,4", &a) == 1 && a.style == JS_PIPE &&
+	   a.rfd == 3 && a.wfd == 4, "pipe auth parsed");
+	ok(js_parse_auth("-j --jobserver-auth=3,4 --jobserver-auth=fifo:/tmp/x y", &a) == 1 &&
+	   a.style == JS_FIFO && !strcmp(a.path, "/tmp/x"), "last --jobserver-auth wins (fifo)");
+	js_auth_release(&a);
+	ok(js_parse_auth("--jobserver-auth=fifo:/a --jobserver-auth=5,6", &a) == 1 &&
+	   a.style == JS_PIPE && a.rfd == 5, "last --jobserver-auth wins (pipe)");
+	ok(js_parse_auth("--jobserver-fds=7,8", &a) == 1 && a.rfd == 7 && a.wfd == 8,
+	   "old --jobserver-fds spelling");
+	ok(js_parse_auth("-j2 --jobserver-auth=-2,-2", &a) == 0, "negative fds mean no jobserver");
+	ok(js_parse_auth("k -j2", &a) == 0, "no auth word");
+	ok(js_parse_auth(NULL, &a) == 0, "NULL MAKEFLAGS");
+	ok(js_parse_auth("--jobserver-auth=3,4x", &a) == 0, "garbage after fds rejected");
+}
+
+static void test_parse_flags(void)
+{
+	struct make_flags f;
+
+	js_parse_flags("ks -j3 --jobserver-auth=3,4", &f);
+	ok(f.silent && f.keep_going && !f.dry_run && f.jobs == 3, "ks -j3");
+	js_parse_flags("n -j", &f);
+	ok(f.dry_run && f.jobs == -1, "-j without a number");
+	js_parse_flags("--no-print-directory", &f);
+	ok(!f.silent && !f.dry_run && f.jobs == 0, "long options only");
+	js_parse_flags("q -- FOO=-j9 n=1", &f);
+	ok(f.dry_run && f.jobs == 0, "assignments after -- are not flags");
+	js_parse_flags(" -j 5", &f);
+	ok(f.jobs == 5, "-j N as two words");
+}
+
+static void test_tokens(void)
+{
+	struct jobserver js;
+	struct js_auth a = { JS_PIPE, -1, -1, NULL };
+	struct buf err = BUF_INIT;
+	int p[2];
+	unsigned char t1, t2, t3, back[8];
+
+	if (pipe(p) < 0)
+		abort();
+	(void)!write(p[1], "xy", 2);
+	a.rfd = p[0];
+	a.wfd = p[1];
+	ok(js_open(&js, &a, &err) == 0, "open a pipe jobserver");
+	ok(!(fcntl(p[0], F_GETFL) & O_NONBLOCK), "make's own descriptor stays blocking");
+	ok(js_try_acquire(&js, &t1) == 1 && js_try_acquire(&js, &t2) == 1, "two tokens taken");
+	ok(js_try_acquire(&js, &t3) == 0, "third try says 'none now' without blocking");
+	ok(js.wfd >= 0 && js.held == 2, "a write end is held while tokens are held");
+	ok(js_release(&js, t2) == 0 && js_release(&js, t1) == 0, "tokens given back");
+	ok(js.wfd < 0 && js.held == 0, "no write end held once all tokens are back");
+	ok(read(p[0], back, sizeof back) == 2 && ((back[0] == 'x' && back[1] == 'y') ||
+						   (back[0] == 'y' && back[1] == 'x')),
+	   "the same bytes came back");
+	ok(js_try_acquire(&js, &t1) == 0 && js.wfd < 0, "an empty pipe leaves no write end open");
+	js_close(&js);
+
+	/* make closed its write end and the number now names a file */
+	close(p[1]);
+	int f = open("/dev/null", O_WRONLY);
+	if (f != p[1]) {
+		(void)!dup2(f, p[1]);
+		close(f);
+	}
+	a.rfd = p[0];
+	a.wfd = p[1];
+	buf_reset(&err);
+	ok(js_open(&js, &a, &err) == -1 && strstr((char *)err.data, "not the two ends of one pipe"),
+	   "a reused descriptor number is detected: %s", err.data ? (char *)err.data : "");
+	close(p[0]);
+	close(p[1]);
+	buf_reset(&err);
+	ok(js_open(&js, &a, &err) == -1 && strstr((char *)err.data, "are not open"),
+	   "closed descriptors are detected: %s", err.data ? (char *)err.data : "");
+	buf_release(&err);
+}
+
+static void test_fifo(void)
+{
+	char dir[] = "/tmp/js-test.XXXXXX", path[64];
+	struct jobserver js;
+	struct js_auth a = { JS_FIFO, -1, -1, path };
+	struct buf err = BUF_INIT;
+	unsigned char t;
+	int r, w;
+
+	if (!mkdtemp(dir))
+		abort();
+	snprintf(path, sizeof path, "%s/fifo", dir);
+	mkfifo(path, 0600);
+	r = open(path, O_RDONLY | O_NONBLOCK);
+	w = open(path, O_WRONLY);
+	(void)!write(w, "z", 1);
+	ok(js_open(&js, &a, &err) == 0, "open a fifo jobserver");
+	ok(js_try_acquire(&js, &t) == 1 && t == 'z', "fifo token read");
+	ok(js_release(&js, t) == 0, "fifo token returned");
+	ok(read(r, &t, 1) == 1 && t == 'z', "fifo holds the byte again");
+	js_close(&js);
+	close(r);
+	close(w);
+	unlink(path);
+	rmdir(dir);
+	buf_release(&err);
+}
+
+int main(void)
+{
+	test_parse_auth();
+	test_parse_flags();
+	test_tokens();
+	test_fifo();
+	return done_testing();
+}

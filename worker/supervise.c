@@ -1,0 +1,407 @@
+/*
+ * supervise.c - supervise_main(): the pool process of the `subprocess`
+ * start method.  One framed connection upstream (the plugin), a pool of
+ * `worker_exe --worker INDEX` children, one poll() loop for everything.
+ *
+ * Upstream output is queued and written without blocking, so results
+ * piling up while the plugin is busy never stall the pool.  The supervisor
+ * owns its children, so reaping a worker is a plain waitpid(pid); SIGCHLD
+ * only wakes the loop (a worker's death is seen as EOF on its pipe, which
+ * arrives after its last frame).
+ */
+#include "worker.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <poll.h>
+#include <signal.h>
+#include <spawn.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "pool.h"
+#include "proto.h"
+#include "run.h"
+
+extern char **environ;
+
+/* How long jobs get to go after SIGTERM when the supervisor shuts down. */
+#define SUP_GRACE_MS 1000
+/* How long a last ERROR or pending results may take to reach upstream. */
+#define SUP_FLUSH_MS 1000
+
+struct sup {
+	int in_fd, out_fd, nworkers;
+	const char *exe;
+	int sig_fd;
+	struct pool *pool;
+	struct frame_decoder dec;
+	struct buf upq;  /* frames waiting for out_fd */
+	int hello_done;
+	int in_eof, out_dead;
+	int done, status;
+	char why[240];
+};
+
+/* ---- pool_ops ---- */
+
+static int sup_start(void *ctx, int index, int *to_worker, int *from_worker, pid_t *pid)
+{
+	struct sup *s = ctx;
+	int to[2] = { -1, -1 }, from[2] = { -1, -1 }, rc;
+	posix_spawn_file_actions_t fa;
+	posix_spawnattr_t at;
+	sigset_t none, def;
+	char num[16];
+	char *argv[] = { (char *)s->exe, "--worker", num, NULL };
+
+	snprintf(num, sizeof num, "%d", index);
+	if (pipe2(to, O_CLOEXEC) < 0)
+		return -1;
+	if (pipe2(from, O_CLOEXEC) < 0) {
+		rc = errno;
+		goto fail;
+	}
+	sigemptyset(&none);
+	sigemptyset(&def);
+	sigaddset(&def, SIGPIPE);
+	sigaddset(&def, SIGCHLD);
+	posix_spawn_file_actions_init(&fa);
+	posix_spawnattr_init(&at);
+	rc = posix_spawn_file_actions_adddup2(&fa, to[0], 0);
+	if (!rc)
+		rc = posix_spawn_file_actions_adddup2(&fa, from[1], 1);
+	if (!rc)
+		rc = posix_spawn_file_actions_addclosefrom_np(&fa, 3);
+	if (!rc)
+		rc = posix_spawnattr_setflags(&at, POSIX_SPAWN_SETSIGMASK |
+					      POSIX_SPAWN_SETSIGDEF);
+	if (!rc)
+		rc = posix_spawnattr_setsigmask(&at, &none);
+	if (!rc)
+		rc = posix_spawnattr_setsigdefault(&at, &def);
+	if (!rc)
+		rc = posix_spawn(pid, s->exe, &fa, &at, argv, environ);
+	posix_spawn_file_actions_destroy(&fa);
+	posix_spawnattr_destroy(&at);
+	if (rc)
+		goto fail;
+	close(to[0]);
+	close(from[1]);
+	*to_worker = to[1];
+	*from_worker = from[0];
+	return 0;
+fail:
+	for (int i = 0; i < 2; i++) {
+		if (to[i] >= 0)
+			close(to[i]);
+		if (from[i] >= 0)
+			close(from[i]);
+	}
+	errno = rc;
+	return -1;
+}
+
+static void sup_result(void *ctx, int64_t id, const struct result_msg *res)
+{
+	struct sup *s = ctx;
+	struct buf b = BUF_INIT;
+
+	msg_put_result(&b, res);
+	frame_put(&s->upq, id, b.data, b.len);
+	buf_release(&b);
+}
+
+static void sup_started(void *ctx, int64_t id, const struct started_msg *m)
+{
+	struct sup *s = ctx;
+	struct buf b = BUF_INIT;
+
+	msg_put_started(&b, m);
+	frame_put(&s->upq, id, b.data, b.len);
+	buf_release(&b);
+}
+
+static void sup_reap(void *ctx, pid_t pid)
+{
+	int st;
+
+	(void)ctx;
+	while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
+		;
+}
+
+static void sup_log(void *ctx, const char *msg)
+{
+	(void)ctx;
+	fprintf(stderr, "%s\n", msg);
+}
+
+/* ---- upstream ---- */
+
+__attribute__((format(printf, 2, 3)))
+static void sup_fail(struct sup *s, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(s->why, sizeof s->why, fmt, ap);
+	va_end(ap);
+	s->done = 1;
+	s->status = 1;
+}
+
+static void sup_flush(struct sup *s)
+{
+	if (s->out_dead || !s->upq.len)
+		return;
+	if (frame_flush(s->out_fd, &s->upq) < 0) {
+		s->out_dead = 1; /* the plugin is gone: nobody wants results */
+		buf_reset(&s->upq);
+		s->done = 1;
+	}
+}
+
+static void sup_stats(struct sup *s)
+{
+	struct pool_stats st;
+	struct buf b = BUF_INIT;
+
+	pool_get_stats(s->pool, &st);
+	put_u8(&b, MSG_STATS);
+	buf_addf(&b, "workers=%d submitted=%" PRIu64 " completed=%" PRIu64
+		 " retried=%" PRIu64 " crashed_workers=%" PRIu64 " restarts=%"
+		 PRIu64 " running=%d queued=%d max_running=%d", s->nworkers,
+		 st.submitted, st.completed, st.retried, st.crashed_workers,
+		 st.restarts, st.running, st.queued, st.max_running);
+	frame_put(&s->upq, PROTO_ID_CONTROL, b.data, b.len);
+	buf_release(&b);
+}
+
+static void sup_hello(struct sup *s)
+{
+	struct hello_msg peer, me = { PROTO_VERSION, (uint32_t)s->nworkers,
+				      (int32_t)getpid() };
+	struct buf b = BUF_INIT;
+	const char *why;
+
+	if (s->dec.id != PROTO_ID_CONTROL ||
+	    msg_get_hello(s->dec.payload.data, s->dec.payload.len, &peer, &why) < 0) {
+		sup_fail(s, "expected HELLO as the first frame");
+		return;
+	}
+	if (peer.version != PROTO_VERSION) {
+		sup_fail(s, "protocol version mismatch: peer speaks %" PRIu32
+			 ", I speak %d", peer.version, PROTO_VERSION);
+		return;
+	}
+	msg_put_hello(&b, &me);
+	frame_put(&s->upq, PROTO_ID_CONTROL, b.data, b.len);
+	buf_release(&b);
+	s->hello_done = 1;
+	/* The plugin starts the supervisor when it wants a pool: warm it now. */
+	if (pool_warm(s->pool) < 0)
+		fprintf(stderr, "asynccompile-worker: no worker could be started yet\n");
+}
+
+static void sup_job(struct sup *s)
+{
+	struct frame_decoder *d = &s->dec;
+	struct job_msg job;
+	const char *why;
+	uint32_t retries;
+
+	if (msg_get_job(d->payload.data, d->payload.len, &job, &why) < 0) {
+		sup_fail(s, "job %" PRId64 ": %s", d->id, why);
+		return;
+	}
+	retries = job.retries;
+	job_msg_release(&job);
+	if (pool_submit(s->pool, d->id, d->payload.data, d->payload.len, retries) < 0)
+		sup_fail(s, "job %" PRId64 ": %s", d->id, errno == EEXIST ?
+			 "id already in use" : strerror(errno));
+}
+
+static void sup_frame(struct sup *s)
+{
+	struct frame_decoder *d = &s->dec;
+	int type = msg_type(d->payload.data, d->payload.len);
+
+	if (!s->hello_done) {
+		sup_hello(s);
+		return;
+	}
+	if (d->id == PROTO_ID_SHUTDOWN) {
+		s->done = 1;
+		return;
+	}
+	if (d->id > 0 && type == MSG_JOB) {
+		sup_job(s);
+		return;
+	}
+	if (d->id > 0 && type == MSG_CANCEL && d->payload.len == 1) {
+		pool_cancel(s->pool, d->id); /* unknown id: it just finished */
+		return;
+	}
+	if (d->id == PROTO_ID_CONTROL && type == MSG_STATS) {
+		if (d->payload.len == 1)
+			sup_stats(s);
+		return;
+	}
+	if (d->id == PROTO_ID_CONTROL && type == MSG_ERROR) {
+		fprintf(stderr, "asynccompile-worker: peer reported an error: %.*s\n",
+			(int)(d->payload.len - 1), (char *)d->payload.data + 1);
+		s->done = 1;
+		s->status = 1;
+		s->out_dead = 1; /* do not answer an error with an error */
+		return;
+	}
+	sup_fail(s, "unexpected frame (job %" PRId64 ", type %d)", d->id, type);
+}
+
+static void sup_read(struct sup *s)
+{
+	unsigned char tmp[64 << 10];
+	ssize_t n = read(s->in_fd, tmp, sizeof tmp);
+	size_t off = 0, used;
+
+	if (n < 0 && (errno == EINTR || errno == EAGAIN))
+		return;
+	if (n <= 0) {
+		s->in_eof = 1;
+		if (frame_eof(&s->dec) < 0)
+			sup_fail(s, "%s", s->dec.err);
+		s->done = 1;
+		return;
+	}
+	while (!s->done && off < (size_t)n) {
+		int r = frame_feed(&s->dec, tmp + off, (size_t)n - off, &used);
+
+		off += used;
+		if (r == FRAME_ERROR) {
+			sup_fail(s, "%s", s->dec.err);
+			return;
+		}
+		if (r == FRAME_READY) {
+			sup_frame(s);
+			frame_next(&s->dec);
+		}
+	}
+}
+
+/* Give the last frames (results, an ERROR) a bounded chance to leave. */
+static void sup_flush_bounded(struct sup *s)
+{
+	int64_t deadline = proto_now_ns() / 1000000 + SUP_FLUSH_MS;
+
+	sup_flush(s);
+	while (!s->out_dead && s->upq.len) {
+		int64_t now = proto_now_ns() / 1000000;
+		struct pollfd pfd = { s->out_fd, POLLOUT, 0 };
+
+		if (now >= deadline)
+			break;
+		if (poll(&pfd, 1, (int)(deadline - now)) < 0 && errno != EINTR)
+			break;
+		sup_flush(s);
+	}
+}
+
+static void sup_loop(struct sup *s)
+{
+	size_t max = 3 + 2 * (size_t)s->nworkers;
+	struct pollfd *fds = calloc(max, sizeof *fds);
+
+	if (!fds) {
+		sup_fail(s, "out of memory");
+		return;
+	}
+	while (!s->done) {
+		int timeout = -1;
+		size_t k = 0, np;
+
+		fds[k++] = (struct pollfd){ s->sig_fd, POLLIN, 0 };
+		fds[k++] = (struct pollfd){ s->in_fd, POLLIN, 0 };
+		np = pool_pollfds(s->pool, fds + 3, max - 3, &timeout);
+		sup_flush(s); /* pool_pollfds may have produced results */
+		/* A negative fd is skipped: no POLLERR spin while idle. */
+		fds[k++] = (struct pollfd){ s->upq.len && !s->out_dead ? s->out_fd : -1,
+					    POLLOUT, 0 };
+		if (poll(fds, k + np, timeout) < 0) {
+			if (errno == EINTR)
+				continue;
+			sup_fail(s, "poll: %s", strerror(errno));
+			break;
+		}
+		if (fds[0].revents) {
+			int sig = run_signals_drain(s->sig_fd);
+
+			if (sig && sig != SIGCHLD) {
+				s->done = 1;
+				s->status = 128 + sig;
+				break;
+			}
+		}
+		if (fds[1].revents)
+			sup_read(s);
+		if (s->done)
+			break;
+		pool_events(s->pool, fds + k, np);
+		sup_flush(s);
+	}
+	free(fds);
+}
+
+int supervise_main(int in_fd, int out_fd, int nworkers, const char *worker_exe)
+{
+	static const int sigs[] = { SIGTERM, SIGINT, SIGHUP, SIGCHLD, 0 };
+	static const struct pool_ops ops = {
+		.start = sup_start,
+		.result = sup_result,
+		.started = sup_started,
+		.reap = sup_reap,
+		.log = sup_log,
+	};
+	struct sup s;
+
+	memset(&s, 0, sizeof s);
+	s.in_fd = in_fd;
+	s.out_fd = out_fd;
+	s.nworkers = nworkers < 1 ? 1 : nworkers;
+	s.exe = worker_exe;
+	frame_decoder_init(&s.dec);
+	s.sig_fd = run_signals_open(sigs);
+	s.pool = pool_new(s.nworkers, &ops, &s);
+	if (s.sig_fd < 0 || !s.pool) {
+		fprintf(stderr, "asynccompile-worker: cannot set up: %s\n",
+			strerror(errno));
+		if (s.pool)
+			pool_destroy(s.pool, 0);
+		return 1;
+	}
+	fcntl(in_fd, F_SETFL, fcntl(in_fd, F_GETFL) | O_NONBLOCK);
+	fcntl(out_fd, F_SETFL, fcntl(out_fd, F_GETFL) | O_NONBLOCK);
+	sup_loop(&s);
+	if (s.why[0]) {
+		struct buf b = BUF_INIT;
+
+		fprintf(stderr, "asynccompile-worker: protocol error: %s\n", s.why);
+		put_u8(&b, MSG_ERROR);
+		buf_addstr(&b, s.why);
+		frame_put(&s.upq, PROTO_ID_CONTROL, b.data, b.len);
+		buf_release(&b);
+	}
+	/* After a signal, ending the jobs comes first; else the last words. */
+	if (s.status <= 1)
+		sup_flush_bounded(&s);
+	pool_destroy(s.pool, SUP_GRACE_MS);
+	frame_decoder_release(&s.dec);
+	buf_release(&s.upq);
+	close(s.sig_fd);
+	return s.status;
+}
