@@ -69,10 +69,18 @@ check: check-unit check-shell check-asan check-valgrind check-fuzz
 check-unit: test-build
 	$(PROVE) $(PROVEFLAGS) $(addprefix ./,$(UNIT))
 
+# Tests named t02* and up drive the plugin through make: they run once per
+# start method; the others once.
+START_METHODS = subprocess spawn fork
+MAKE_TESTS = $(filter-out t/t00% t/t01%,$(SHELL_TESTS))
 check-shell: test-build
 	@set -e; for m in $(TEST_MAKES); do \
 		echo "# make under test: $$m ($$($$m --version | head -n1))"; \
-		TEST_MAKE=$$m $(PROVE) $(PROVEFLAGS) $(addprefix ./,$(SHELL_TESTS)); \
+		TEST_MAKE=$$m $(PROVE) $(PROVEFLAGS) $(addprefix ./,$(filter-out $(MAKE_TESTS),$(SHELL_TESTS))); \
+		for s in $(START_METHODS); do \
+			echo "# start method: $$s"; \
+			TEST_MAKE=$$m TEST_START_METHOD=$$s $(PROVE) $(PROVEFLAGS) $(addprefix ./,$(MAKE_TESTS)); \
+		done; \
 	done
 
 # ASan+UBSan build of everything in build/asan; the shell tests load the

@@ -2,8 +2,9 @@
  * config.h - the YAML configuration (libyaml), shared by plugin and worker.
  *
  * config_defaults() fills the built-in defaults.  config_load_file() parses
- * one YAML file into a *separate* struct: on any error the caller's struct is
- * untouched (nothing half-applied) and `err` holds one line of the form
+ * one YAML file into an output-only struct (never read, never freed first):
+ * on any error it holds exactly config_defaults(), nothing half-applied, and
+ * `err` holds one line (no newline) of the form
  *     FILE:LINE:COLUMN: message
  * (LINE and COLUMN 1-based) naming the key and, for bad values, the value.
  * Unknown keys are errors that suggest the nearest valid key.  Nothing here

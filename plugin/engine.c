@@ -12,9 +12,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "plugin.h"
+#include "trace.h"
 
 #define HASH_SIZE 4096
 #define MAX_POLL 1024
@@ -27,6 +29,8 @@ static struct engine {
 	int wake[2];               /* self-pipe: make's thread -> I/O thread */
 	struct backend *backend;
 	int64_t kill_grace_ms;
+	char *trace;               /* trace file, or NULL */
+	int trace_warned;
 
 	struct jobserver js;
 	int js_active;
@@ -210,6 +214,10 @@ static void engine_schedule(void)
 			int r = js_try_acquire(&E.js, &tok);
 
 			if (r == 1) {
+				if (E.qhead->token_wait_start) {
+					E.qhead->token_wait_ns += proto_now_ns() - E.qhead->token_wait_start;
+					E.qhead->token_wait_start = 0;
+				}
 				if (E.token_wait_since) {
 					E.st.token_wait_ns += (uint64_t)(proto_now_ns() - E.token_wait_since);
 					E.token_wait_since = 0;
@@ -218,6 +226,8 @@ static void engine_schedule(void)
 				continue;
 			}
 			if (r == 0) {
+				if (!E.qhead->token_wait_start)
+					E.qhead->token_wait_start = proto_now_ns();
 				if (!E.token_wait_since) {
 					E.token_wait_since = proto_now_ns();
 					E.st.token_waits++;
@@ -300,6 +310,8 @@ void engine_on_result(int64_t id, const struct result_msg *res)
 	if (res->attempts > 1)
 		E.st.retried += res->attempts - 1;
 	E.st.bytes_in += res->out.len + res->err.len;
+	if (E.trace)
+		trace_record(j);
 	pthread_cond_broadcast(&E.done);
 }
 
@@ -371,6 +383,7 @@ int engine_start(const struct config *cfg, struct buf *err)
 		return -1;
 	}
 	E.kill_grace_ms = cfg->kill_grace_ms;
+	E.trace = cfg->trace && *cfg->trace ? strdup(cfg->trace) : NULL;
 	if (cfg->warm && E.backend->ops->warm(E.backend) < 0)
 		engine_log("could not start the worker pool early; will retry at the first job");
 	/* make's signal handlers must run on make's thread only */
@@ -414,9 +427,28 @@ int engine_set_slots(const struct js_auth *a, int limit, struct buf *err)
 	return ret;
 }
 
-void engine_wait(struct job ***jobs, size_t *n)
+/* done/running/queued over the jobs being waited for, on one line */
+static void engine_progress(struct job **jobs, size_t n, int *drawn)
+{
+	size_t done = 0, running = 0;
+	char line[160];
+	int len;
+
+	for (size_t i = 0; i < n; i++) {
+		done += jobs[i]->state == JOB_DONE;
+		running += jobs[i]->state == JOB_RUNNING;
+	}
+	len = snprintf(line, sizeof line, "\r\033[Kasynccompile: %zu/%zu done, %zu running, %zu queued",
+		       done, n, running, n - done - running);
+	(void)!write(2, line, (size_t)len);
+	*drawn = 1;
+}
+
+void engine_wait(struct job ***jobs, size_t *n, int progress)
 {
 	size_t i;
+	int drawn = 0;
+	int64_t since = proto_now_ns();
 
 	pthread_mutex_lock(&E.lock);
 	if (*n == 0) {
@@ -429,12 +461,36 @@ void engine_wait(struct job ***jobs, size_t *n)
 		for (struct job *j = E.all_head; j; j = j->next_all)
 			(*jobs)[(*n)++] = j;
 	}
-	for (i = 0; i < *n; i++)
-		while ((*jobs)[i]->state != JOB_DONE)
-			pthread_cond_wait(&E.done, &E.lock);
+	for (i = 0; i < *n; i++) {
+		while ((*jobs)[i]->state != JOB_DONE) {
+			struct timespec ts;
+
+			if (!progress) {
+				pthread_cond_wait(&E.done, &E.lock);
+				continue;
+			}
+			clock_gettime(CLOCK_REALTIME, &ts);
+			ts.tv_nsec += 250 * 1000000;
+			if (ts.tv_nsec >= 1000000000) {
+				ts.tv_sec++;
+				ts.tv_nsec -= 1000000000;
+			}
+			pthread_cond_timedwait(&E.done, &E.lock, &ts);
+			if (proto_now_ns() - since > 500 * 1000000LL)
+				engine_progress(*jobs, *n, &drawn);
+		}
+	}
 	for (i = 0; i < *n; i++)
 		engine_table_remove((*jobs)[i]);
 	pthread_mutex_unlock(&E.lock);
+	if (drawn)
+		(void)!write(2, "\r\033[K", 4);
+}
+
+void engine_write_trace(void)
+{
+	if (E.trace && trace_write(E.trace) < 0 && !E.trace_warned++)
+		engine_log("warning: cannot write the trace file %s: %s", E.trace, strerror(errno));
 }
 
 void engine_get_stats(struct engine_stats *st)
@@ -475,6 +531,10 @@ void engine_shutdown(void)
 	}
 	js_close(&E.js);
 	E.js_active = 0;
+	engine_write_trace();
+	trace_reset();
+	free(E.trace);
+	E.trace = NULL;
 	close(E.wake[0]);
 	close(E.wake[1]);
 	E.wake[0] = E.wake[1] = -1;

@@ -262,6 +262,24 @@ char *funcs_try(const char *nm, unsigned int argc, char **argv)
 
 /* ---- waiting ---- */
 
+/* progress: always, or auto on a terminal unless make runs with -s */
+static int funcs_progress(void)
+{
+	struct make_flags f;
+	char *mf;
+
+	if (!cfg_loaded || cfg.progress == PROGRESS_NEVER)
+		return 0;
+	if (cfg.progress == PROGRESS_ALWAYS)
+		return 1;
+	if (!isatty(2))
+		return 0;
+	mf = mk_expand("$(MAKEFLAGS)");
+	js_parse_flags(mf, &f);
+	free(mf);
+	return !f.silent;
+}
+
 static int funcs_by_id(const void *a, const void *b)
 {
 	const struct job *x = *(struct job *const *)a, *y = *(struct job *const *)b;
@@ -322,12 +340,13 @@ char *funcs_wait(const char *nm, unsigned int argc, char **argv)
 		}
 		strv_free(names);
 		qsort(jobs, n, sizeof *jobs, funcs_by_id);
-		engine_wait(&jobs, &n);
+		engine_wait(&jobs, &n, funcs_progress());
 	} else {
 		if (!engine_started())
 			return NULL;
-		engine_wait(&jobs, &n);
+		engine_wait(&jobs, &n, funcs_progress());
 	}
+	engine_write_trace();
 
 	for (size_t i = 0; i < n; i++) {
 		struct job *j = jobs[i];
@@ -392,9 +411,13 @@ char *funcs_stats(const char *nm, unsigned int argc, char **argv)
 		 (unsigned long long)st.token_waits,
 		 (unsigned long long)(st.token_wait_ns / 1000000),
 		 (unsigned long long)st.bytes_in, (unsigned long long)st.bytes_out, st.mode);
-	if (cfg_loaded)
-		buf_addf(&b, " workers=%d start_method=%s", config_workers(&cfg),
+	if (cfg_loaded) {
+		buf_addf(&b, " workers=%d start_method=%s config=", config_workers(&cfg),
 			 config_start_method_name(cfg.start_method));
+		/* one word: the file the configuration came from */
+		for (const char *c = cfg.source; *c; c++)
+			buf_addch(&b, *c == ' ' ? '-' : *c);
+	}
 	r = mk_result((char *)b.data);
 	buf_release(&b);
 	return r;

@@ -37,6 +37,7 @@ struct job {
 	unsigned char token;
 	int dry;                /* make -n inside a recipe: echoed, not run */
 	int64_t queued_ns, dispatched_ns, started_ns;
+	int64_t token_wait_ns, token_wait_start; /* time at the queue head without a token */
 	int worker;
 	struct result_msg res;  /* valid when state == JOB_DONE */
 	struct job *next;       /* run queue link */
@@ -76,10 +77,14 @@ void engine_submit(struct job *j);
  * Block until every job in jobs[] is done (all jobs not waited for when
  * n == 0: then *jobs is set to a malloc'd array, in queue order, and *n to
  * its length).  Jobs returned are removed from the table; the caller frees
- * them with job_free().  On return progress lines are cleared.
+ * them with job_free().  With `progress`, a single status line on stderr
+ * is redrawn while the wait lasts longer than half a second, and erased
+ * before returning.
  */
-void engine_wait(struct job ***jobs, size_t *n);
+void engine_wait(struct job ***jobs, size_t *n, int progress);
 void engine_get_stats(struct engine_stats *st);
+/* Write the trace file now (config `trace`); warns once on failure. */
+void engine_write_trace(void);
 /* Kill everything, give back tokens, stop the thread (atexit). */
 void engine_shutdown(void);
 void job_free(struct job *j);

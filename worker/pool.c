@@ -546,7 +546,7 @@ static void pool_read(struct pool *p, struct pworker *w)
 			if (frame_eof(&w->dec) < 0)
 				snprintf(msg, sizeof msg, "exited mid-frame (%s)", w->dec.err);
 			else
-				snprintf(msg, sizeof msg, "exited");
+				snprintf(msg, sizeof msg, "exited unexpectedly");
 			pool_lose(p, w, 0, msg);
 			return;
 		}

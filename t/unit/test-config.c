@@ -150,7 +150,7 @@ static void test_empty(void)
 
 	for (size_t i = 0; i < sizeof(texts) / sizeof(texts[0]); i++) {
 		int loaded = expect_ok(texts[i], &c);
-		ok(loaded && same_values(&c, &c) && c.workers == 0 && c.retries == 1 &&
+		ok(loaded && c.workers == 0 && c.retries == 1 &&
 		   !strcmp(c.source, "cfg.yaml"), "empty document %zu means all defaults", i);
 		config_release(&c);
 	}
