@@ -14,8 +14,9 @@
  *   bigio MB         a job that echoes MB MiB of stdin on stdout while
  *                    writing MB MiB on stderr; checks exact contents;
  *                    prints "wall_ms: X" on stderr
- *   orphan CMD       submit, wait for STARTED, write pids, then exit without
- *                    a shutdown frame (the supervisor must clean up)
+ *   orphan CMD       submit, wait for STARTED, write pids, close both pipes
+ *                    without a shutdown frame; print the supervisor's exit
+ *   stop CMD         the same after sending a shutdown frame
  *   hold CMD         submit, wait for STARTED, write pids, wait to be killed
  *   cancel CMD       submit, wait for STARTED, send CANCEL; prints as `one`
  *   malformed KIND   after the handshake send a bad frame (neglen, badid,
@@ -418,7 +419,9 @@ static int mode_bigio(long mb)
 	return fail;
 }
 
-static int mode_started(const char *cmd, int hold)
+enum after_started { CLOSE_PIPES, SEND_SHUTDOWN, HOLD };
+
+static int mode_started(const char *cmd, enum after_started how)
 {
 	struct buf b = BUF_INIT;
 	struct result_msg res;
@@ -429,11 +432,17 @@ static int mode_started(const char *cmd, int hold)
 	wait_result(1, &res, 1);
 	note_workers();
 	note_pid("ready", 1);
-	if (!hold)
-		return 0; /* exit with the pipes open: the kernel closes them */
-	alarm(0);
-	for (;;)
-		pause();
+	if (how == HOLD) {
+		alarm(0);
+		for (;;)
+			pause();
+	}
+	if (how == SEND_SHUTDOWN)
+		send_frame(PROTO_ID_SHUTDOWN, NULL);
+	close(to_sup);
+	close(from_sup);
+	printf("supervisor_exit=%d\n", reap_supervisor());
+	return 0;
 }
 
 static int mode_cancel(const char *cmd)
@@ -589,9 +598,11 @@ int main(int argc, char **argv)
 	if (!strcmp(mode, "bigio") && argc == 1)
 		return mode_bigio(atol(argv[0]));
 	if (!strcmp(mode, "orphan") && argc == 1)
-		return mode_started(argv[0], 0);
+		return mode_started(argv[0], CLOSE_PIPES);
+	if (!strcmp(mode, "stop") && argc == 1)
+		return mode_started(argv[0], SEND_SHUTDOWN);
 	if (!strcmp(mode, "hold") && argc == 1)
-		return mode_started(argv[0], 1);
+		return mode_started(argv[0], HOLD);
 	if (!strcmp(mode, "cancel") && argc == 1)
 		return mode_cancel(argv[0]);
 	if (!strcmp(mode, "malformed") && argc == 1)

@@ -1,0 +1,104 @@
+#!/bin/sh
+# However the pool is left - shutdown frame, closed pipes, its client or
+# itself killed, a signal - no supervisor, worker or job process remains.
+. "$(dirname "$0")/lib.sh"
+
+WORKER=${ASYNC_COMPILE_WORKER:-$TEST_ROOT/worker/asynccompile-worker}
+CLIENT=$TEST_HELPERDIR/pool-client
+[ -x "$WORKER" ] || skip_all "no $WORKER (run make)"
+[ -x "$CLIENT" ] || skip_all "no $CLIENT (run make test-build)"
+
+# A zombie waiting for a reaper that may never come (PID 1 in a container
+# need not reap) is as good as gone.
+alive() {
+	[ -r "/proc/$1/stat" ] && ! sed 's/.*) //' "/proc/$1/stat" 2>/dev/null | grep -q '^Z'
+}
+
+# gone: every pid in ./pids has exited, polled for at most 5 s.
+gone() {
+	i=0
+	while :; do
+		left=
+		for p in $(awk '$1 != "ready" { print $2 }' pids); do
+			alive "$p" && left="$left $p"
+		done
+		[ -z "$left" ] && return 0
+		i=$((i + 1))
+		if [ $i -gt 100 ]; then
+			echo "still alive:$left"; cat pids
+			ps -o pid,ppid,pgid,stat,args -p "$(echo $left | tr ' ' ,)"
+			return 1
+		fi
+		sleep 0.05
+	done
+}
+
+# The pid file must name the supervisor, both workers and the job.
+check_pids() {
+	[ "$(grep -c '^worker ' pids)" -eq 2 ] && grep -q '^supervisor ' pids &&
+	grep -q '^job ' pids || { echo "incomplete pid file:"; cat pids; return 1; }
+}
+
+# hold CMD: start a client that holds the pool busy with CMD; sets $client.
+hold() {
+	rm -f pids
+	"$CLIENT" -p pids "$WORKER" 2 hold "$1" >res 2>log &
+	client=$!
+	i=0
+	until grep -q '^ready' pids 2>/dev/null; do
+		i=$((i + 1))
+		[ $i -gt 200 ] && { echo "pool never got ready"; cat log; return 1; }
+		sleep 0.05
+	done
+	check_pids
+}
+
+t_shutdown() {
+	rm -f pids
+	"$CLIENT" -p pids "$WORKER" 2 stop 'sleep 1010' >res 2>log || { cat log; return 1; }
+	check_pids && expect_grep '^supervisor_exit=0$' res && gone
+}
+ok 'a shutdown frame ends the running job, the workers and the supervisor' t_shutdown
+
+t_eof() {
+	rm -f pids
+	"$CLIENT" -p pids "$WORKER" 2 orphan 'sleep 1011' >res 2>log || { cat log; return 1; }
+	check_pids && expect_grep '^supervisor_exit=0$' res && gone
+}
+ok 'EOF on its input (pipes closed, client alive) has the same effect' t_eof
+
+t_client_killed() {
+	hold 'sleep 1012' || return 1
+	kill -9 "$client"
+	gone && [ "$(count_procs 'sleep 1012')" -eq 0 ]
+}
+ok 'kill -9 of the client leaves nothing behind' t_client_killed
+
+t_sigterm() {
+	hold 'sleep 1013' || return 1
+	kill -TERM "$(awk '$1 == "supervisor" { print $2 }' pids)"
+	gone; r=$?
+	kill -9 "$client" 2>/dev/null
+	wait "$client" 2>/dev/null
+	return $r
+}
+ok 'SIGTERM to the supervisor ends its jobs and workers' t_sigterm
+
+t_supervisor_killed() {
+	hold 'trap "" TERM; sleep 1014' || return 1
+	kill -9 "$(awk '$1 == "supervisor" { print $2 }' pids)"
+	gone; r=$?
+	kill -9 "$client" 2>/dev/null
+	wait "$client" 2>/dev/null
+	return $r
+}
+ok 'kill -9 of the supervisor: workers notice, kill their jobs, exit' t_supervisor_killed
+
+t_worker_alone() {
+	st=0
+	"$WORKER" --worker 0 </dev/null >/dev/null 2>err || st=$?
+	expect_eq 0 "$st" 'exit status at EOF before HELLO'
+}
+ok 'a worker whose input is empty exits 0' t_worker_alone
+
+done_testing

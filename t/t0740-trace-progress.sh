@@ -1,0 +1,47 @@
+#!/bin/sh
+# trace: writes a valid Chrome trace; progress: one updating line on a
+# terminal, nothing when stderr is not a terminal or make runs with -s.
+. "$(dirname "$0")/lib.sh"
+
+write_config "workers: 2" "trace: $TRASH/trace.json"
+write_mk Makefile <<'EOF2'
+load @PLUGIN@
+$(foreach i,1 2 3 4,$(async-try p$i,sleep 0.1; echo $i))
+$(async-wait)
+all: ; $(async-compile c1,echo "quote\" back\\slash")$(async-wait)
+EOF2
+run_make -s
+ok "make with trace: succeeds" expect_make_ok
+ok "the trace is valid JSON with one span per job" \
+	"$TEST_HELPERDIR/check-trace.py" "$TRASH/trace.json" p1 p2 p3 p4 c1
+ok "commands are escaped in the trace" grep -q 'quote\\\\\\" back\\\\\\\\slash' trace.json
+
+write_config "workers: 2" "trace: $TRASH/no/such/dir/trace.json"
+run_make -s
+ok "an unwritable trace is a warning, not a failure" \
+	sh -c '[ "$0" -eq 0 ] && grep -q "cannot write the trace file" err' "$make_status"
+
+# progress, under a pseudo-terminal
+if ! command -v script >/dev/null 2>&1; then
+	skip "progress on a tty: script(1) is not installed"
+	skip "progress on a tty: script(1) is not installed"
+else
+	write_config "workers: 1" "progress: auto"
+	write_mk Makefile <<'EOF2'
+load @PLUGIN@
+$(foreach i,1 2 3,$(async-try p$i,sleep 0.4))
+$(async-wait)
+all: ; @:
+EOF2
+	script -qec "$TEST_MAKE" /dev/null >tty.out 2>&1 </dev/null
+	ok "progress: auto draws a line on a terminal" grep -q 'asynccompile: [0-9]/3 done, 1 running' tty.out
+	script -qec "$TEST_MAKE -s" /dev/null >tty.out 2>&1 </dev/null
+	ok "progress: auto stays quiet under -s" sh -c '! grep -q "done," tty.out'
+fi
+run_make
+ok "progress: auto draws nothing when stderr is not a terminal" expect_no_grep 'done,' err
+write_config "workers: 1" "progress: always"
+run_make
+ok "progress: always draws even into a file" expect_grep 'asynccompile: .*/3 done' err
+
+done_testing
