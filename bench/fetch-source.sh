@@ -137,10 +137,19 @@ if [ ! -f "$apt_dir/.updated" ]; then
 	: >"$apt_dir/.updated"
 fi
 
-rm -rf "$dest/dl" "$dest/tree"
-mkdir -p "$dest/dl"
-(cd "$dest/dl" && apt_private source --download-only "$pkg") >"$dest/fetch.log" 2>&1 ||
-	{ sed 's/^/    /' "$dest/fetch.log" >&2; die "apt-get source --download-only failed"; }
+download() {
+	rm -rf "$dest/dl" "$dest/tree"
+	mkdir -p "$dest/dl"
+	(cd "$dest/dl" && apt_private source --download-only "$pkg") >"$dest/fetch.log" 2>&1
+}
+# Lists kept from an earlier run may name a version the mirror has since
+# dropped: refresh them once before giving up.
+if ! download; then
+	if ! { apt_private update >"$apt_dir/update.log" 2>&1 && download; }; then
+		sed 's/^/    /' "$dest/fetch.log" >&2
+		die "apt-get source --download-only failed"
+	fi
+fi
 dsc=$(find "$dest/dl" -maxdepth 1 -name "${pkg}_*.dsc" | head -n1)
 [ -n "$dsc" ] || die "apt-get source left no .dsc in $dest/dl"
 (cd "$dest" && dpkg-source -x "$dsc" tree) >"$dest/unpack.log" 2>&1 </dev/null ||

@@ -72,6 +72,36 @@ class Variant:
         return statistics.median(self.times)
 
 
+def paired_ratio(v, base):
+    """Median over rounds of v's time / base's time in the same round.
+    Neighbouring runs share the machine's state, so this ratio shrugs off
+    load that comes and goes better than a ratio of medians does."""
+    return statistics.median(a / b for a, b in zip(v.times, base.times))
+
+
+def busy_cpus(seconds=0.5):
+    """CPUs the machine kept busy over `seconds` while we run nothing:
+    other people's work that our timed runs compete with.  (Measuring it
+    during the runs would need our own share subtracted, and the pool's
+    processes are not reaped by make, so rusage cannot tell us that.)
+    None when /proc/stat is unreadable."""
+    def busy():
+        try:
+            with open("/proc/stat") as f:
+                w = [int(x) for x in f.readline().split()[1:]]
+        except (OSError, ValueError):
+            return None
+        # user nice system idle iowait irq softirq steal
+        return (sum(w[:8]) - w[3] - w[4]) / os.sysconf("SC_CLK_TCK")
+
+    b0, t0 = busy(), time.perf_counter()
+    time.sleep(seconds)
+    b1, t1 = busy(), time.perf_counter()
+    if b0 is None or b1 is None:
+        return None
+    return max(0.0, b1 - b0) / (t1 - t0)
+
+
 def measure(variants, rounds, warmup=1, on_run=None):
     """Time every variant `rounds` times, alternating, after `warmup`
     untimed rounds.  on_run(variant, seconds) sees every timed run."""

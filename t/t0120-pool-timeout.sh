@@ -1,9 +1,13 @@
 #!/bin/sh
 # Timeouts, cancellation and the end of a job's process group.
+here=$PWD
 . "$(dirname "$0")/lib.sh"
 
 WORKER=${ASYNC_COMPILE_WORKER:-$TEST_ROOT/worker/asynccompile-worker}
 CLIENT=$TEST_HELPERDIR/pool-client
+# Relative paths in the environment are relative to where prove ran.
+case $WORKER in /*) ;; *) WORKER=$here/$WORKER ;; esac
+case $CLIENT in /*) ;; *) CLIENT=$here/$CLIENT ;; esac
 [ -x "$WORKER" ] || skip_all "no $WORKER (run make)"
 [ -x "$CLIENT" ] || skip_all "no $CLIENT (run make test-build)"
 
@@ -53,6 +57,18 @@ t_background() {
 	[ $(( $(now_ms) - t0 )) -lt 3000 ] && gone 'sleep 1003'
 }
 ok 'background children are killed when the command exits' t_background
+
+t_escaped() {
+	t0=$(now_ms)
+	"$CLIENT" "$WORKER" 1 one 'setsid sleep 1020 & echo $! >daemon.pid; sleep 0.2; echo x' \
+		>res 2>log || { cat log; return 1; }
+	el=$(( $(now_ms) - t0 ))
+	[ -s daemon.pid ] && kill "$(cat daemon.pid)"
+	expect_grep '^status=0$' res &&
+	expect_grep '^err: asynccompile: output still open 1000 ms after the command exited; stopped reading$' res &&
+	[ "$el" -lt 4000 ] || { echo "took $el ms"; return 1; }
+}
+ok 'a process that left the group holding stdout does not hang the job' t_escaped
 
 t_cancel() {
 	"$CLIENT" "$WORKER" 1 cancel 'sleep 1005' >res 2>log || { cat log; return 1; }

@@ -1,9 +1,13 @@
 #!/bin/sh
 # A worker that dies mid-job is replaced and the job re-run, up to retries.
+here=$PWD
 . "$(dirname "$0")/lib.sh"
 
 WORKER=${ASYNC_COMPILE_WORKER:-$TEST_ROOT/worker/asynccompile-worker}
 CLIENT=$TEST_HELPERDIR/pool-client
+# Relative paths in the environment are relative to where prove ran.
+case $WORKER in /*) ;; *) WORKER=$here/$WORKER ;; esac
+case $CLIENT in /*) ;; *) CLIENT=$here/$CLIENT ;; esac
 [ -x "$WORKER" ] || skip_all "no $WORKER (run make)"
 [ -x "$CLIENT" ] || skip_all "no $CLIENT (run make test-build)"
 
@@ -39,5 +43,23 @@ t_keeps_serving() {
 	expect_grep '^results=300 failed=0$' res && expect_grep 're-running job' log
 }
 ok 'a crash in the middle of 300 pipelined jobs loses none of them' t_keeps_serving
+
+t_stats() {
+	rm -f marker
+	"$CLIENT" "$WORKER" 2 stats "$CRASH" >res 2>log || { cat log; return 1; }
+	expect_grep '^stats: workers=2 submitted=1 completed=1 retried=1 crashed_workers=1 restarts=1 running=0 queued=0 max_running=1$' res
+}
+ok 'STATS counts the submission, the re-run, the crash and the restart' t_stats
+
+t_cannot_start() {
+	cp "$WORKER" ./w || return 1
+	t0=$(date +%s)
+	"$CLIENT" -D ./w ./w 2 one true >res 2>log || { cat log res; return 1; }
+	expect_grep '^status=127$' res && expect_grep '^flags=SPAWN_FAILED$' res &&
+	expect_grep '^err: asynccompile: cannot start a worker: worker [01]: No such file or directory$' res &&
+	expect_grep 'giving up after 5 failed worker starts' log &&
+	[ $(( $(date +%s) - t0 )) -lt 10 ]
+}
+ok 'when no worker can be started, queued jobs fail instead of hanging' t_cannot_start
 
 done_testing

@@ -1,10 +1,14 @@
 #!/bin/sh
 # However the pool is left - shutdown frame, closed pipes, its client or
 # itself killed, a signal - no supervisor, worker or job process remains.
+here=$PWD
 . "$(dirname "$0")/lib.sh"
 
 WORKER=${ASYNC_COMPILE_WORKER:-$TEST_ROOT/worker/asynccompile-worker}
 CLIENT=$TEST_HELPERDIR/pool-client
+# Relative paths in the environment are relative to where prove ran.
+case $WORKER in /*) ;; *) WORKER=$here/$WORKER ;; esac
+case $CLIENT in /*) ;; *) CLIENT=$here/$CLIENT ;; esac
 [ -x "$WORKER" ] || skip_all "no $WORKER (run make)"
 [ -x "$CLIENT" ] || skip_all "no $CLIENT (run make test-build)"
 
@@ -93,6 +97,19 @@ t_supervisor_killed() {
 	return $r
 }
 ok 'kill -9 of the supervisor: workers notice, kill their jobs, exit' t_supervisor_killed
+
+# A bare worker (no supervisor to kill the group for it) must end its job
+# itself when its input ends or says shutdown.  It ignores SIGTERM here, so
+# the worker's SIGKILL after the (capped) grace is what ends it.
+t_bare_worker() {
+	rm -f pids
+	"$CLIENT" -W -p pids "$WORKER" 1 "$1" 'trap "" TERM; sleep 1015' >res 2>log ||
+		{ cat log; return 1; }
+	grep -q '^job ' pids && expect_grep '^supervisor_exit=0$' res && gone &&
+	[ "$(count_procs 'sleep 1015')" -eq 0 ] || { pgrep -af 'sleep 1015'; return 1; }
+}
+ok 'a bare worker whose input hits EOF kills its job and exits 0' t_bare_worker orphan
+ok 'a bare worker told to shut down kills its job and exits 0' t_bare_worker stop
 
 t_worker_alone() {
 	st=0

@@ -28,6 +28,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "run.h"
+
 /* A worker must answer HELLO this fast (ASan and loaded machines included). */
 #define POOL_HELLO_MS 10000
 /* After this many start failures in a row with no worker up, queued jobs fail. */
@@ -58,7 +60,7 @@ struct pworker {
 	enum wstate state;
 	int to_fd, from_fd;
 	pid_t pid;
-	struct buf out;
+	struct run_outq out;
 	struct frame_decoder dec;
 	struct pjob *job;
 	pid_t job_pgid;     /* from STARTED; 0 until then */
@@ -249,20 +251,16 @@ static int pool_unqueue(struct pool *p, struct pjob *j)
 
 static void pool_flush(struct pworker *w)
 {
-	if (w->write_dead) {
-		buf_reset(&w->out);
-		return;
-	}
-	if (w->out.len && frame_flush(w->to_fd, &w->out) < 0) {
-		/* The worker closed its input: it is exiting; EOF will follow. */
-		w->write_dead = 1;
-		buf_reset(&w->out);
-	}
+	if (!w->write_dead && run_outq_pending(&w->out) &&
+	    run_outq_flush(w->to_fd, &w->out) < 0)
+		w->write_dead = 1; /* it closed its input: exiting, EOF follows */
+	if (w->write_dead)
+		run_outq_release(&w->out);
 }
 
 static void pool_send(struct pworker *w, int64_t id, const void *payload, size_t len)
 {
-	frame_put(&w->out, id, payload, len);
+	frame_put(&w->out.buf, id, payload, len);
 	pool_flush(w);
 }
 
@@ -365,7 +363,7 @@ static void pool_lose(struct pool *p, struct pworker *w, int alive, const char *
 	close(w->from_fd);
 	w->to_fd = w->from_fd = -1;
 	frame_decoder_release(&w->dec);
-	buf_release(&w->out);
+	run_outq_release(&w->out);
 	w->state = W_DOWN;
 	w->job = NULL;
 	w->job_pgid = 0;
@@ -684,7 +682,7 @@ size_t pool_pollfds(struct pool *p, struct pollfd *fds, size_t max, int *timeout
 			continue;
 		if (k < max)
 			fds[k++] = (struct pollfd){ w->from_fd, POLLIN, 0 };
-		if (w->out.len && !w->write_dead && k < max)
+		if (run_outq_pending(&w->out) && !w->write_dead && k < max)
 			fds[k++] = (struct pollfd){ w->to_fd, POLLOUT, 0 };
 		if (w->state == W_HELLO && (!wake || w->hello_deadline < wake))
 			wake = w->hello_deadline;
@@ -760,7 +758,7 @@ static void pool_drain_all(struct pool *p, int64_t deadline)
 				continue;
 			of[k] = w;
 			fds[k++] = (struct pollfd){ w->from_fd, POLLIN, 0 };
-			if (w->out.len && !w->write_dead) {
+			if (run_outq_pending(&w->out) && !w->write_dead) {
 				of[k] = w;
 				fds[k++] = (struct pollfd){ w->to_fd, POLLOUT, 0 };
 			}
@@ -815,7 +813,7 @@ void pool_destroy(struct pool *p, int64_t grace_ms)
 		}
 		close(w->to_fd);
 		frame_decoder_release(&w->dec);
-		buf_release(&w->out);
+		run_outq_release(&w->out);
 		if (p->ops.reap)
 			p->ops.reap(p->ctx, w->pid);
 		if (w->job)

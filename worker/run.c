@@ -668,17 +668,18 @@ int run_job(const struct job_msg *job, const struct run_hooks *hooks,
 	if (st.in_fd >= 0 && !job->input_len)
 		run_close(&st.in_fd);
 	run_loop(&st);
+	run_finish(&st); /* before the pipes close: it notes which are open */
 	run_close(&st.in_fd);
 	run_close(&st.out.fd);
 	run_close(&st.err.fd);
 	run_close(&st.pidfd);
-	run_finish(&st);
 	return st.stop == STOP_ABANDON ? RUN_ABANDONED : RUN_DONE;
 }
 
 /* ---- signals as bytes on a pipe ---- */
 
 static volatile sig_atomic_t run_sig_wfd = -1;
+static sigset_t run_sig_caught;
 
 static void run_sig_handler(int sig)
 {
@@ -711,6 +712,7 @@ int run_signals_open(const int *sigs)
 		sigaddset(&set, *sigs);
 	}
 	sigprocmask(SIG_UNBLOCK, &set, NULL);
+	run_sig_caught = set;
 	/* An inherited SIG_IGN would make the kernel reap jobs behind our back. */
 	if (!sigismember(&set, SIGCHLD)) {
 		sa.sa_handler = SIG_DFL;
@@ -730,4 +732,64 @@ int run_signals_drain(int fd)
 		if (n > 0)
 			last = c[n - 1];
 	return last;
+}
+
+void run_signals_close(int fd)
+{
+	struct sigaction sa;
+	int wfd = run_sig_wfd;
+
+	memset(&sa, 0, sizeof sa);
+	sa.sa_handler = SIG_DFL;
+	sigemptyset(&sa.sa_mask);
+	for (int sig = 1; sig < NSIG; sig++)
+		if (sigismember(&run_sig_caught, sig) == 1)
+			sigaction(sig, &sa, NULL);
+	sigemptyset(&run_sig_caught);
+	run_sig_wfd = -1;
+	if (wfd >= 0)
+		close(wfd);
+	if (fd >= 0)
+		close(fd);
+}
+
+/* ---- output queue ---- */
+
+int run_outq_flush(int fd, struct run_outq *q)
+{
+	int ret = 0;
+
+	while (q->off < q->buf.len) {
+		ssize_t n = write(fd, q->buf.data + q->off, q->buf.len - q->off);
+
+		if (n > 0) {
+			q->off += (size_t)n;
+			continue;
+		}
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0 && errno == EAGAIN)
+			break;
+		if (n == 0)
+			errno = EIO;
+		ret = -1;
+		break;
+	}
+	if (q->off == q->buf.len) {
+		buf_reset(&q->buf);
+		q->off = 0;
+	} else if (q->off > q->buf.len / 2) {
+		int saved = errno;
+
+		buf_consume(&q->buf, q->off);
+		q->off = 0;
+		errno = saved;
+	}
+	return ret;
+}
+
+void run_outq_release(struct run_outq *q)
+{
+	buf_release(&q->buf);
+	q->off = 0;
 }

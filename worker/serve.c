@@ -304,6 +304,6 @@ int worker_main(int in_fd, int out_fd, int index)
 		fprintf(stderr, "asynccompile-worker %d: %s\n", index,
 			strsignal(s.signo));
 	frame_decoder_release(&s.dec);
-	close(s.sig_fd);
+	run_signals_close(s.sig_fd);
 	return r == EV_ERROR ? 1 : r == EV_SIGNAL ? 128 + s.signo : 0;
 }

@@ -41,7 +41,7 @@ struct sup {
 	int sig_fd;
 	struct pool *pool;
 	struct frame_decoder dec;
-	struct buf upq;  /* frames waiting for out_fd */
+	struct run_outq upq; /* frames waiting for out_fd */
 	int hello_done;
 	int in_eof, out_dead;
 	int done, status;
@@ -113,7 +113,7 @@ static void sup_result(void *ctx, int64_t id, const struct result_msg *res)
 	struct buf b = BUF_INIT;
 
 	msg_put_result(&b, res);
-	frame_put(&s->upq, id, b.data, b.len);
+	frame_put(&s->upq.buf, id, b.data, b.len);
 	buf_release(&b);
 }
 
@@ -123,7 +123,7 @@ static void sup_started(void *ctx, int64_t id, const struct started_msg *m)
 	struct buf b = BUF_INIT;
 
 	msg_put_started(&b, m);
-	frame_put(&s->upq, id, b.data, b.len);
+	frame_put(&s->upq.buf, id, b.data, b.len);
 	buf_release(&b);
 }
 
@@ -158,11 +158,11 @@ static void sup_fail(struct sup *s, const char *fmt, ...)
 
 static void sup_flush(struct sup *s)
 {
-	if (s->out_dead || !s->upq.len)
+	if (s->out_dead || !run_outq_pending(&s->upq))
 		return;
-	if (frame_flush(s->out_fd, &s->upq) < 0) {
+	if (run_outq_flush(s->out_fd, &s->upq) < 0) {
 		s->out_dead = 1; /* the plugin is gone: nobody wants results */
-		buf_reset(&s->upq);
+		run_outq_release(&s->upq);
 		s->done = 1;
 	}
 }
@@ -179,7 +179,7 @@ static void sup_stats(struct sup *s)
 		 PRIu64 " running=%d queued=%d max_running=%d", s->nworkers,
 		 st.submitted, st.completed, st.retried, st.crashed_workers,
 		 st.restarts, st.running, st.queued, st.max_running);
-	frame_put(&s->upq, PROTO_ID_CONTROL, b.data, b.len);
+	frame_put(&s->upq.buf, PROTO_ID_CONTROL, b.data, b.len);
 	buf_release(&b);
 }
 
@@ -201,7 +201,7 @@ static void sup_hello(struct sup *s)
 		return;
 	}
 	msg_put_hello(&b, &me);
-	frame_put(&s->upq, PROTO_ID_CONTROL, b.data, b.len);
+	frame_put(&s->upq.buf, PROTO_ID_CONTROL, b.data, b.len);
 	buf_release(&b);
 	s->hello_done = 1;
 	/* The plugin starts the supervisor when it wants a pool: warm it now. */
@@ -300,7 +300,7 @@ static void sup_flush_bounded(struct sup *s)
 	int64_t deadline = proto_now_ns() / 1000000 + SUP_FLUSH_MS;
 
 	sup_flush(s);
-	while (!s->out_dead && s->upq.len) {
+	while (!s->out_dead && run_outq_pending(&s->upq)) {
 		int64_t now = proto_now_ns() / 1000000;
 		struct pollfd pfd = { s->out_fd, POLLOUT, 0 };
 
@@ -330,8 +330,8 @@ static void sup_loop(struct sup *s)
 		np = pool_pollfds(s->pool, fds + 3, max - 3, &timeout);
 		sup_flush(s); /* pool_pollfds may have produced results */
 		/* A negative fd is skipped: no POLLERR spin while idle. */
-		fds[k++] = (struct pollfd){ s->upq.len && !s->out_dead ? s->out_fd : -1,
-					    POLLOUT, 0 };
+		fds[k++] = (struct pollfd){ run_outq_pending(&s->upq) && !s->out_dead ?
+					    s->out_fd : -1, POLLOUT, 0 };
 		if (poll(fds, k + np, timeout) < 0) {
 			if (errno == EINTR)
 				continue;
@@ -382,6 +382,8 @@ int supervise_main(int in_fd, int out_fd, int nworkers, const char *worker_exe)
 			strerror(errno));
 		if (s.pool)
 			pool_destroy(s.pool, 0);
+		if (s.sig_fd >= 0)
+			run_signals_close(s.sig_fd);
 		return 1;
 	}
 	fcntl(in_fd, F_SETFL, fcntl(in_fd, F_GETFL) | O_NONBLOCK);
@@ -393,7 +395,7 @@ int supervise_main(int in_fd, int out_fd, int nworkers, const char *worker_exe)
 		fprintf(stderr, "asynccompile-worker: protocol error: %s\n", s.why);
 		put_u8(&b, MSG_ERROR);
 		buf_addstr(&b, s.why);
-		frame_put(&s.upq, PROTO_ID_CONTROL, b.data, b.len);
+		frame_put(&s.upq.buf, PROTO_ID_CONTROL, b.data, b.len);
 		buf_release(&b);
 	}
 	/* After a signal, ending the jobs comes first; else the last words. */
@@ -401,7 +403,7 @@ int supervise_main(int in_fd, int out_fd, int nworkers, const char *worker_exe)
 		sup_flush_bounded(&s);
 	pool_destroy(s.pool, SUP_GRACE_MS);
 	frame_decoder_release(&s.dec);
-	buf_release(&s.upq);
-	close(s.sig_fd);
+	run_outq_release(&s.upq);
+	run_signals_close(s.sig_fd);
 	return s.status;
 }

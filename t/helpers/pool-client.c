@@ -19,6 +19,7 @@
  *   stop CMD         the same after sending a shutdown frame
  *   hold CMD         submit, wait for STARTED, write pids, wait to be killed
  *   cancel CMD       submit, wait for STARTED, send CANCEL; prints as `one`
+ *   stats CMD        run CMD as job 1, then ask for STATS; prints the reply
  *   malformed KIND   after the handshake send a bad frame (neglen, badid,
  *                    badtype, shortjob, truncated) or, for nohello, a JOB
  *                    first, or for version a HELLO of version 99; prints
@@ -28,6 +29,10 @@
  *   -i TEXT  stdin   -e K=V  env (repeatable)   -C DIR  cwd   -s SHELL
  *   -p FILE  write "supervisor PID", "worker PID" and "job PID" lines
  *   -O FILE / -E FILE  write the job's stdout / stderr (mode one)
+ *   -W       talk to `WORKER_EXE --worker 0` directly instead (N must be 1);
+ *            "supervisor" in the pid file is then the worker
+ *   -D FILE  delete FILE once the supervisor runs (its own executable, so
+ *            that it cannot start workers)
  *
  * Exit status: 0 when every check passed, 1 otherwise; a watchdog aborts
  * after 120 s so a hang fails instead of stalling the suite.
@@ -54,7 +59,8 @@ extern char **environ;
 static struct job_msg job;
 static char *env_list[64];
 static int env_n;
-static const char *pid_file, *out_file, *err_file;
+static const char *pid_file, *out_file, *err_file, *delete_file;
+static int bare_worker;
 static pid_t sup_pid;
 static int to_sup = -1, from_sup = -1;
 
@@ -129,6 +135,11 @@ static void start_supervisor(const char *exe, const char *n)
 	int to[2], from[2];
 	posix_spawn_file_actions_t fa;
 	char *argv[] = { (char *)exe, "--supervise", (char *)n, NULL };
+
+	if (bare_worker) {
+		argv[1] = "--worker";
+		argv[2] = "0";
+	}
 	int rc;
 
 	if (pipe2(to, O_CLOEXEC) || pipe2(from, O_CLOEXEC))
@@ -145,6 +156,8 @@ static void start_supervisor(const char *exe, const char *n)
 	to_sup = to[1];
 	from_sup = from[0];
 	note_pid("supervisor", sup_pid);
+	if (delete_file && unlink(delete_file))
+		die("%s: %s", delete_file, strerror(errno));
 }
 
 static void send_frame(int64_t id, const struct buf *b)
@@ -445,6 +458,30 @@ static int mode_started(const char *cmd, enum after_started how)
 	return 0;
 }
 
+static int mode_stats(const char *cmd)
+{
+	struct buf b = BUF_INIT;
+	struct result_msg res;
+	struct frame_decoder d;
+
+	job_payload(&b, cmd);
+	send_frame(1, &b);
+	buf_reset(&b);
+	wait_result(1, &res, 0);
+	result_msg_release(&res);
+	put_u8(&b, MSG_STATS);
+	send_frame(PROTO_ID_CONTROL, &b);
+	buf_release(&b);
+	frame_decoder_init(&d);
+	if (frame_read_one(from_sup, &d) != 1 || d.id != PROTO_ID_CONTROL ||
+	    msg_type(d.payload.data, d.payload.len) != MSG_STATS)
+		die("no STATS reply");
+	printf("stats: %.*s\n", (int)d.payload.len - 1, (char *)d.payload.data + 1);
+	frame_decoder_release(&d);
+	shutdown_supervisor();
+	return 0;
+}
+
 static int mode_cancel(const char *cmd)
 {
 	static const unsigned char cancel[] = { MSG_CANCEL };
@@ -556,7 +593,7 @@ int main(int argc, char **argv)
 	job.kill_grace_ms = 5000;
 	job.max_output = 16 << 20;
 	job.retries = 1;
-	while ((opt = getopt(argc, argv, "t:g:r:m:i:e:C:s:p:O:E:")) != -1) {
+	while ((opt = getopt(argc, argv, "t:g:r:m:i:e:C:s:p:O:E:D:W")) != -1) {
 		switch (opt) {
 		case 't': job.timeout_ms = atoll(optarg); break;
 		case 'g': job.kill_grace_ms = atoll(optarg); break;
@@ -577,6 +614,8 @@ int main(int argc, char **argv)
 		case 'p': pid_file = optarg; break;
 		case 'O': out_file = optarg; break;
 		case 'E': err_file = optarg; break;
+		case 'D': delete_file = optarg; break;
+		case 'W': bare_worker = 1; break;
 		default: die("bad option (see the comment at the top)");
 		}
 	}
@@ -603,6 +642,8 @@ int main(int argc, char **argv)
 		return mode_started(argv[0], SEND_SHUTDOWN);
 	if (!strcmp(mode, "hold") && argc == 1)
 		return mode_started(argv[0], HOLD);
+	if (!strcmp(mode, "stats") && argc == 1)
+		return mode_stats(argv[0]);
 	if (!strcmp(mode, "cancel") && argc == 1)
 		return mode_cancel(argv[0]);
 	if (!strcmp(mode, "malformed") && argc == 1)

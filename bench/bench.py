@@ -1,0 +1,512 @@
+#!/usr/bin/env python3
+"""bench/bench.py - the workloads behind `make bench`.
+
+    python3 bench/bench.py --top DIR --out DIR [--busybox TREE] [--lua TREE]
+
+bench/run.sh fetches the third-party sources and calls this.  Every
+workload times its variants in the same run, alternating, and prints
+medians, ratios against a baseline, and PASS/MISS against the targets.
+The text also goes to OUT/results.txt.
+
+Environment (all optional):
+    BENCH_ROUNDS        timed rounds per workload (default 7)
+    BENCH_WARMUP        untimed rounds first (default 1)
+    BENCH_SCALE_ROUNDS  rounds for the scale workload (default 3)
+    BENCH_JOBS          trivial jobs in the overhead workload (default 2000)
+    BENCH_SCALE         job counts for the scale workload (default 100 1000 10000)
+    BENCH_J             make -jN and xargs -P N (default 2)
+    BENCH_MAKE          make to run (default make)
+    BENCH_CC            compiler (default cc)
+    BENCH_START_METHOD  pool start method (default subprocess)
+    BENCH_ONLY          run only these workloads, e.g. "1 3"
+"""
+
+import argparse
+import datetime
+import glob
+import os
+import platform
+import re
+import shutil
+import subprocess
+import sys
+
+sys.dont_write_bytecode = True  # keep the source tree clean
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from timer import BenchError, Variant, busy_cpus, measure, paired_ratio, table, verdict  # noqa: E402
+
+
+def env_int(name, default):
+    v = os.environ.get(name, "")
+    return int(v) if v.strip() else default
+
+
+ROUNDS = env_int("BENCH_ROUNDS", 7)
+WARMUP = env_int("BENCH_WARMUP", 1)
+SCALE_ROUNDS = env_int("BENCH_SCALE_ROUNDS", 3)
+NJOBS = env_int("BENCH_JOBS", 2000)
+J = env_int("BENCH_J", 2)
+SCALE = [int(x) for x in os.environ.get("BENCH_SCALE", "100 1000 10000").split()]
+MAKE = os.environ.get("BENCH_MAKE", "make")
+CC = os.environ.get("BENCH_CC", "cc")
+START = os.environ.get("BENCH_START_METHOD", "subprocess")
+ONLY = os.environ.get("BENCH_ONLY", "1 2 3 4").split()
+
+
+class Report:
+    """Lines printed as they come and kept for results.txt."""
+
+    def __init__(self):
+        self.lines = []
+
+    def __call__(self, *lines):
+        for line in lines:
+            print(line, flush=True)
+            self.lines.append(line)
+
+
+say = Report()
+
+
+RATIO_NOTE = ("  speedup = baseline median / median; paired = median over rounds of %s's time / the\n"
+              "  variant's time in the same round (robust to load that comes and goes; verdicts use it)")
+
+
+def ms(sec):
+    return "%.1f" % (sec * 1000.0)
+
+
+def speedup(base, t):
+    return "%.2fx" % (base / t) if t > 0 else "-"
+
+
+def timed(vs, rounds, warmup, on_run=None):
+    """measure(), plus how busy the rest of the machine was before and after."""
+    before = busy_cpus()
+    med = measure(vs, rounds, warmup, on_run)
+    return med, (before, busy_cpus())
+
+
+def background(load):
+    if None in load:
+        return "  background: unknown (no /proc/stat)"
+    line = ("  background: other processes kept %.2f / %.2f of %d CPUs busy just before / after"
+            % (load[0], load[1], os.cpu_count()))
+    if max(load) > 0.25:
+        line += "\n  CONTENDED: the -j%d variants could not have %d CPUs to themselves; treat ratios with care" % (J, J)
+    return line
+
+
+def write(path, text):
+    with open(path, "w") as f:
+        f.write(text)
+
+
+def fresh_dir(path):
+    shutil.rmtree(path, ignore_errors=True)
+    os.makedirs(path)
+    return path
+
+
+def bench_env(cfg):
+    """make must not see the jobserver or flags of the make running us."""
+    env = dict(os.environ)
+    for k in ("MAKEFLAGS", "MFLAGS", "MAKELEVEL", "MAKEOVERRIDES",
+              "GNUMAKEFLAGS", "MAKEFILES"):
+        env.pop(k, None)
+    env["ASYNC_COMPILE_CONFIG"] = cfg
+    env["LC_ALL"] = "C"
+    return env
+
+
+def make_argv(mk, *extra):
+    return [MAKE, "--no-print-directory", "-s", "-j%d" % J, "-f", mk] + list(extra)
+
+
+# ---------------------------------------------------------------- probes
+
+PROBE_RE = re.compile(r"\$\(call\s+(host)?cc-(option|disable-warning)\s*,\s*([^,)]*)")
+
+# Used only when the busybox source package cannot be fetched.
+FALLBACK_FLAGS = [
+    "-std=gnu99", "-Wall", "-Wshadow", "-Wwrite-strings", "-Wundef",
+    "-Wstrict-prototypes", "-Wunused -Wunused-parameter",
+    "-Wmissing-prototypes -Wmissing-declarations", "-Wno-format-security",
+    "-Wdeclaration-after-statement", "-finline-limit=0",
+    "-fno-guess-branch-probability", "-funsigned-char", "-static-libgcc",
+    "-falign-functions=1", "-fno-unwind-tables", "-fno-builtin-printf",
+    "-Os", "-O2", "-g", "-march=i486 -mtune=i386", "-malign-data=abi",
+    "-mpreferred-stack-boundary=2", "-Wno-string-plus-int",
+    "-fsanitize=address", "-fvisibility=hidden", "-Wimplicit-fallthrough=5",
+    "-fno-such-flag", "-Wno-such-warning-either", "-mno-such-target-flag",
+]
+
+
+def busybox_probes(tree):
+    """The cc-option probe arguments of BusyBox's build, in file order,
+    without duplicates and without commented-out lines."""
+    files = [os.path.join(tree, "Makefile.flags")]
+    files += sorted(glob.glob(os.path.join(tree, "arch", "*", "Makefile")))
+    files.append(os.path.join(tree, "Makefile"))
+    probes, seen = [], set()
+    for path in files:
+        if not os.path.exists(path):
+            continue
+        with open(path, errors="replace") as f:
+            for line in f:
+                if line.lstrip().startswith("#"):
+                    continue
+                for m in PROBE_RE.finditer(line):
+                    arg = " ".join(m.group(3).split())
+                    if m.group(2) == "disable-warning":
+                        arg = "-W" + arg
+                    if arg and arg not in seen:
+                        seen.add(arg)
+                        probes.append(arg)
+    return probes
+
+
+def accepted_ids(path):
+    with open(path) as f:
+        return sorted(int(w) for w in f.read().split())
+
+
+def workload_probes(o):
+    say("", "== 1. Parse-time compiler probes ==")
+    source = None
+    flags = []
+    if o.busybox:
+        flags = busybox_probes(o.busybox)
+        if flags:
+            ver = open(os.path.join(o.busybox, ".fetched")).read().strip()[:-4]
+            source = "BusyBox %s: cc-option/hostcc-option calls in Makefile.flags, arch/*/Makefile, Makefile" % ver
+    if not flags:
+        flags = FALLBACK_FLAGS
+        source = "FALLBACK LIST (busybox source unavailable): %d hand-picked gcc flags, NOT BusyBox's" % len(flags)
+    say("  source: " + source)
+    say("  probe:  %s -Werror FLAGS -c -x c /dev/null -o /dev/null   (%d probes)" % (CC, len(flags)),
+        "  (a), (b), (d) wrap it in sh to turn the status into text; (c) needs no wrapper, so the pool",
+        "  execs the compiler directly, as make does for a simple recipe line")
+
+    d = fresh_dir(os.path.join(o.out, "w1-probes"))
+    ids = list(range(1, len(flags) + 1))
+    cmd = {i: "%s -Werror %s -c -x c /dev/null -o /dev/null" % (CC, flags[i - 1]) for i in ids}
+    idlist = " ".join(map(str, ids))
+
+    serial = ["P%d := $(shell %s >/dev/null 2>&1 && echo y)" % (i, cmd[i]) for i in ids]
+    serial.append("$(file >accepted-a.txt,$(foreach i,%s,$(if $(filter y,$(P$i)),$i)))" % idlist)
+    serial.append("all: ; @:")
+    write(os.path.join(d, "serial.mk"), "\n".join(serial) + "\n")
+
+    tg = ["all: ; @:", "R := " + " ".join("results-b/p%d.mk" % i for i in ids), "-include $(R)",
+          "$(if $(strip $(foreach i,%s,$(if $(P$i),,x))),,"
+          "$(file >accepted-b.txt,$(foreach i,%s,$(if $(filter y,$(P$i)),$i))))" % (idlist, idlist)]
+    for i in ids:
+        tg.append("results-b/p%d.mk:\n\t@if %s >/dev/null 2>&1; then echo 'P%d := y'; "
+                  "else echo 'P%d := n'; fi >$@" % (i, cmd[i], i, i))
+    write(os.path.join(d, "targets.mk"), "\n".join(tg) + "\n")
+
+    asy = ["load " + o.plugin] + ["$(async-try p%d,%s)" % (i, cmd[i]) for i in ids]
+    asy.append("$(async-wait)")
+    asy.append("$(file >accepted-c.txt,$(foreach i,%s,$(if $(filter 0,$(p$i.status)),$i)))" % idlist)
+    asy.append("all: ; @:")
+    write(os.path.join(d, "async.mk"), "\n".join(asy) + "\n")
+
+    write(os.path.join(d, "cmds-d.txt"), "".join(
+        "if %s >/dev/null 2>&1; then echo %d; fi\n" % (cmd[i], i) for i in ids))
+
+    def prep(k):
+        def f():
+            p = os.path.join(d, "accepted-%s.txt" % k)
+            if os.path.exists(p):
+                os.unlink(p)
+            if k == "b":
+                fresh_dir(os.path.join(d, "results-b"))
+        return f
+
+    env = o.env
+    vs = [
+        Variant("a", "(a) serial $(shell) per probe, as Kbuild [baseline]",
+                make_argv("serial.mk"), prep("a"), d, env=env),
+        Variant("b", "(b) target per probe + -include, make -j%d" % J,
+                make_argv("targets.mk"), prep("b"), d, env=env),
+        Variant("c", "(c) $(async-try) per probe + one $(async-wait), -j%d" % J,
+                make_argv("async.mk"), prep("c"), d, env=env),
+        Variant("d", "(d) xargs -P %d sh -c (floor)" % J,
+                ["xargs", "-d", "\n", "-n", "1", "-P", str(J), "sh", "-c"], prep("d"), d,
+                stdin=os.path.join(d, "cmds-d.txt"), stdout=os.path.join(d, "accepted-d.txt"), env=env),
+    ]
+    med, others = timed(vs, ROUNDS, WARMUP)
+    base = med["a"]
+    pr = {v.key: paired_ratio(v, vs[0]) for v in vs}
+    say(*table(["variant", "median ms", "min ms", "max ms", "speedup", "paired"],
+               [[v.label, ms(med[v.key]), ms(min(v.times)), ms(max(v.times)),
+                 speedup(base, med[v.key]), "%.2fx" % (1 / pr[v.key])] for v in vs]))
+    say(*(RATIO_NOTE % "(a)").split("\n"), *background(others).split("\n"))
+
+    answers = {k: accepted_ids(os.path.join(d, "accepted-%s.txt" % k)) for k in "abcd"}
+    same = all(answers[k] == answers["a"] for k in "bcd")
+    acc = answers["a"]
+    say("  answers: %s -- %d of %d probes accepted by %s in every variant"
+        % ("IDENTICAL" if same else "DIFFERENT", len(acc), len(ids), CC) if same else
+        "  answers: DIFFERENT: " + "; ".join("%s=%s" % (k, answers[k]) for k in "abcd"))
+    rejected = [flags[i - 1] for i in ids if i not in acc]
+    if rejected:
+        say("  rejected: " + ", ".join(rejected))
+    say("  targets:",
+        verdict(1 / pr["c"] >= 2.0, "async >= 2x faster than serial $(shell)",
+                "paired %.2fx" % (1 / pr["c"])),
+        verdict(pr["c"] < pr["b"], "async faster than targets + -include",
+                "paired %.2fx vs %.2fx" % (1 / pr["c"], 1 / pr["b"])),
+        verdict(pr["c"] <= 1.10 * pr["d"], "async within 10% of xargs -P",
+                "paired %+.1f%%" % (100.0 * (pr["c"] / pr["d"] - 1))),
+        verdict(same, "all variants give identical answers",
+                "%d accepted" % len(acc)))
+    return same
+
+
+# ---------------------------------------------------------------- overhead
+
+def ids_line(n):
+    return "IDS := " + " ".join(str(i) for i in range(1, n + 1))
+
+
+def workload_overhead(o):
+    n = NJOBS
+    say("", "== 2. Per-job overhead: %d trivial jobs (true) ==" % n)
+    d = fresh_dir(os.path.join(o.out, "w2-overhead"))
+    write(os.path.join(d, "shell.mk"),
+          ids_line(n) + "\n$(foreach i,$(IDS),$(shell true))\nall: ; @:\n")
+    write(os.path.join(d, "targets.mk"),
+          ids_line(n) + "\nT := $(addprefix j,$(IDS))\nall: $(T)\n.PHONY: all $(T)\n$(T): ; @true\n")
+    write(os.path.join(d, "async.mk"),
+          "load %s\n%s\n$(foreach i,$(IDS),$(async-try j$i,true))\n$(async-wait)\nall: ; @:\n"
+          % (o.plugin, ids_line(n)))
+    write(os.path.join(d, "targets-sh.mk"),
+          ids_line(n) + "\nT := $(addprefix j,$(IDS))\nall: $(T)\n.PHONY: all $(T)\n$(T): ; @true;\n")
+    write(os.path.join(d, "empty.mk"), "all: ; @:\n")
+    write(os.path.join(d, "async-one.mk"),
+          "load %s\n$(async-try j0,true)\n$(async-wait)\nall: ; @:\n" % o.plugin)
+    write(os.path.join(d, "xargs-in.txt"), "".join("%d\n" % i for i in range(n)))
+
+    env = o.env
+    vs = [
+        Variant("shell", "$(shell true) serially while parsing", make_argv("shell.mk"), cwd=d, env=env),
+        Variant("targets", "one target per job, make -j%d [baseline]" % J, make_argv("targets.mk"), cwd=d, env=env),
+        Variant("async", "$(async-try) each + $(async-wait), -j%d" % J, make_argv("async.mk"), cwd=d, env=env),
+        Variant("xargs", "xargs -n 1 -P %d true (floor)" % J,
+                ["xargs", "-n", "1", "-P", str(J), "true"], cwd=d,
+                stdin=os.path.join(d, "xargs-in.txt"), env=env),
+        Variant("targets_sh", "ref: target per job, recipe 'true;' (via sh)", make_argv("targets-sh.mk"), cwd=d, env=env),
+        Variant("async_spawn", "ref: async as above, start_method spawn", make_argv("async.mk"), cwd=d,
+                env=dict(env, ASYNC_COMPILE_CONFIG=o.cfg_for("spawn"))),
+        Variant("async_fork", "ref: async as above, start_method fork", make_argv("async.mk"), cwd=d,
+                env=dict(env, ASYNC_COMPILE_CONFIG=o.cfg_for("fork"))),
+        Variant("empty", "ref: make, empty makefile", make_argv("empty.mk"), cwd=d, env=env),
+        Variant("one", "ref: make + load + 1 async-try", make_argv("async-one.mk"), cwd=d, env=env),
+    ]
+    med, others = timed(vs, ROUNDS, WARMUP)
+    pr = {v.key: paired_ratio(v, vs[1]) for v in vs}
+    fixed = {"shell": med["empty"], "targets": med["empty"], "targets_sh": med["empty"],
+             "async": med["one"], "async_spawn": med["one"], "async_fork": med["one"], "xargs": 0.0}
+
+    def per_job(k):
+        return (med[k] - fixed[k]) * 1e6 / n
+
+    base = per_job("targets")
+    rows = []
+    for v in vs[:7]:
+        rows.append([v.label, ms(med[v.key]), "%.0f" % (med[v.key] * 1e6 / n),
+                     "%.0f" % per_job(v.key), "%.2f" % (per_job(v.key) / base), "%.2f" % pr[v.key]])
+    for v in vs[7:]:
+        rows.append([v.label, ms(med[v.key]), "", "", "", ""])
+    say(*table(["variant", "median ms", "us/job", "net us/job", "vs targets", "paired"], rows))
+    say("  net us/job = (median - fixed cost of the matching ref row) / %d jobs" % n,
+        "  make, the pool and xargs all exec true directly (no shell); the 'true;' row shows a shell's cost",
+        "  vs targets = net us/job over the baseline's; paired = median over rounds of time / the",
+        "  baseline's time in the same round (robust to load that comes and goes; the verdict uses it)",
+        *background(others).split("\n"),
+        "  targets:",
+        verdict(pr["async"] <= 1.0,
+                "async per-job overhead no worse than make's own per-target spawning",
+                "%.0f vs %.0f us/job net; paired %.3f" % (per_job("async"), per_job("targets"), pr["async"])))
+    return True
+
+
+# ---------------------------------------------------------------- lua
+
+LUA_CFLAGS = "-O2 -Wall -Wextra -DLUA_COMPAT_5_3 -DLUA_USE_LINUX -I."
+
+
+def workload_lua(o):
+    say("", "== 3. Real C project under -j%d: Lua ==" % J)
+    if not o.lua:
+        say("  SKIPPED: the lua5.4 source package could not be fetched (see above)")
+        return False
+    src = os.path.join(o.lua, "src")
+    ver = open(os.path.join(o.lua, ".fetched")).read().strip()[:-4]
+    objs = [os.path.basename(p)[:-2] + ".o" for p in sorted(glob.glob(os.path.join(src, "*.c")))
+            if os.path.basename(p) != "luac.c"]
+    say("  source: %s, %d files of src/*.c (all but luac.c) -> lua; CFLAGS %s"
+        % (ver, len(objs), LUA_CFLAGS))
+    head = "CC := %s\nSRC := %s\nCFLAGS := %s\nOBJS := %s\n" % (CC, src, LUA_CFLAGS, " ".join(objs))
+    link = "$(CC) -o $@ $(OBJS) -lm -ldl"
+    dirs = {}
+    for k in ("make", "async"):
+        dirs[k] = fresh_dir(os.path.join(o.out, "w3-lua-" + k))
+        # The one generated config header Debian's luaconf.h wants.
+        arch = subprocess.run([CC, "-dumpmachine"], capture_output=True, text=True).stdout.strip()
+        write(os.path.join(dirs[k], "lua5.4-deb-multiarch.h"),
+              '#define DEB_HOST_MULTIARCH "%s"\n' % arch)
+    write(os.path.join(dirs["make"], "build.mk"), head +
+          "lua: $(OBJS)\n\t%s\n%%.o: $(SRC)/%%.c\n\t$(CC) $(CFLAGS) -c $< -o $@\n" % link)
+    write(os.path.join(dirs["async"], "build.mk"), "load %s\n" % o.plugin + head +
+          "lua:\n\t$(foreach o,$(OBJS),$(async-compile $o,$(CC) $(CFLAGS) -c $(SRC)/$(o:.o=.c) -o $o))$(async-wait)\n"
+          "\t%s\n" % link)
+
+    def prep(k):
+        def f():
+            for p in glob.glob(os.path.join(dirs[k], "*.o")) + [os.path.join(dirs[k], "lua")]:
+                if os.path.exists(p):
+                    os.unlink(p)
+        return f
+
+    vs = [Variant("make", "make's pattern rules, make -j%d [baseline]" % J,
+                  make_argv("build.mk"), prep("make"), dirs["make"], env=o.env),
+          Variant("async", "one recipe: async-compile each + wait, link, -j%d" % J,
+                  make_argv("build.mk"), prep("async"), dirs["async"], env=o.env)]
+    med, others = timed(vs, ROUNDS, WARMUP)
+    pr = {v.key: paired_ratio(v, vs[0]) for v in vs}
+    say(*table(["variant", "median ms", "min ms", "max ms", "vs make", "paired"],
+               [[v.label, ms(med[v.key]), ms(min(v.times)), ms(max(v.times)),
+                 "%.3f" % (med[v.key] / med["make"]), "%.3f" % pr[v.key]] for v in vs]))
+    say("  vs make = ratio of medians; paired = median over rounds of time / make's time in the same round",
+        *background(others).split("\n"))
+    works = {}
+    for k in dirs:
+        p = subprocess.run([os.path.join(dirs[k], "lua"), "-e", "print(1+1)"],
+                           capture_output=True, text=True)
+        works[k] = p.returncode == 0 and p.stdout.strip() == "2"
+    say("  binaries: " + ", ".join("%s: lua -e 'print(1+1)' -> %s" % (k, "2 (works)" if works[k] else "BROKEN")
+                                   for k in dirs))
+    say("  targets:",
+        verdict(pr["async"] <= 1.05, "async build within 5%% of make's own -j%d" % J,
+                "paired %+.1f%%" % (100.0 * (pr["async"] - 1))),
+        verdict(all(works.values()), "both builds produce a working lua", "print(1+1)"))
+    return all(works.values())
+
+
+# ---------------------------------------------------------------- scale
+
+def workload_scale(o):
+    say("", "== 4. Scale: N queued $(async-try) true jobs, one $(async-wait), -j%d ==" % J)
+    d = fresh_dir(os.path.join(o.out, "w4-scale"))
+    vs = []
+    for n in [0] + SCALE:
+        mk = "scale-%d.mk" % n
+        write(os.path.join(d, mk),
+              "load %s\n%s\n$(foreach i,$(IDS),$(async-try j$i,true))\n$(async-wait)\n"
+              "all: ; @grep VmHWM /proc/$$PPID/status\n" % (o.plugin, ids_line(n)))
+        vs.append(Variant(n, "%d" % n, make_argv(mk), cwd=d, env=o.env))
+    rss = {v.key: [] for v in vs}
+
+    def on_run(v, _t):
+        m = re.search(rb"VmHWM:\s*(\d+)\s*kB", v.last_stdout)
+        if not m:
+            raise BenchError("scale %d: no VmHWM line from make's recipe" % v.key)
+        rss[v.key].append(int(m.group(1)))
+
+    med, others = timed(vs, SCALE_ROUNDS, min(WARMUP, 1), on_run)
+    rmed = {k: sorted(r)[len(r) // 2] for k, r in rss.items()}
+    rows = []
+    prev = None
+    steps = []
+    for v in vs:
+        n = v.key
+        row = [str(n), ms(med[n]), "%.1f" % (med[n] * 1e6 / n) if n else "",
+               str(rmed[n]), "%.0f" % ((rmed[n] - rmed[0]) * 1024.0 / n) if n else ""]
+        if prev is not None:
+            dn = n - prev
+            dt = (med[n] - med[prev]) * 1e6 / dn
+            dr = (rmed[n] - rmed[prev]) * 1024.0 / dn
+            steps.append((prev, n, dt, dr))
+            row += ["%.1f" % dt, "%.0f" % dr]
+        else:
+            row += ["", ""]
+        rows.append(row)
+        prev = n
+    say(*table(["jobs", "median ms", "us/job", "make peak RSS kB", "B/job vs 0",
+                "step us/job", "step B/job"], rows))
+    say("  peak RSS is make's own VmHWM (read by the recipe from /proc/$PPID/status), median of %d rounds"
+        % SCALE_ROUNDS,
+        "  step = growth from the previous row divided by the added jobs; linear means the steps stay flat",
+        *background(others).split("\n"))
+    if len(steps) >= 3:
+        a, b = steps[-2], steps[-1]
+        say("  targets:",
+            verdict(b[2] <= 1.5 * a[2], "time per job stays flat (last step within 1.5x of the one before)",
+                    "%.1f vs %.1f us/job" % (b[2], a[2])),
+            verdict(b[3] <= 1.5 * max(a[3], 1.0), "memory per job stays flat (last step within 1.5x)",
+                    "%.0f vs %.0f B/job" % (b[3], a[3])))
+    return True
+
+
+# ---------------------------------------------------------------- main
+
+def first_line(argv):
+    try:
+        return subprocess.run(argv, capture_output=True, text=True).stdout.splitlines()[0]
+    except (OSError, IndexError):
+        return "?"
+
+
+def loadavg():
+    try:
+        return " ".join(open("/proc/loadavg").read().split()[:3])
+    except OSError:
+        return "?"
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--top", required=True)
+    ap.add_argument("--out", required=True)
+    ap.add_argument("--busybox", default="")
+    ap.add_argument("--lua", default="")
+    o = ap.parse_args()
+    o.plugin = os.path.join(o.top, "asynccompile.so")
+    os.makedirs(o.out, exist_ok=True)
+    def cfg_for(method):
+        path = os.path.join(o.out, "bench-%s.yaml" % method)
+        write(path, "# written by bench/bench.py\nworkers: %d\nstart_method: %s\n" % (J, method))
+        return path
+    o.cfg_for = cfg_for
+    cfg = cfg_for(START)
+    o.env = bench_env(cfg)
+
+    say("asynccompile benchmarks  %s" % datetime.datetime.now().strftime("%Y-%m-%d %H:%M:%S %z").strip(),
+        "  machine: %s, nproc %s, %s" % (platform.node(), os.cpu_count(), platform.platform()),
+        "  make: %s; cc: %s" % (first_line([MAKE, "--version"]), first_line([CC, "--version"])),
+        "  plugin: %s; config: workers %d, start_method %s" % (o.plugin, J, START),
+        "  rounds: %d timed (+%d warm-up), alternating variants; scale: %d rounds; times are medians"
+        % (ROUNDS, WARMUP, SCALE_ROUNDS))
+
+    say("  load average at start: %s" % loadavg())
+    ok = True
+    for key, fn in (("1", workload_probes), ("2", workload_overhead),
+                    ("3", workload_lua), ("4", workload_scale)):
+        if key not in ONLY:
+            continue
+        try:
+            ok = fn(o) and ok
+        except BenchError as e:
+            say("  FAILED: %s" % e)
+            ok = False
+    say("", "load average at end: %s (other work on the machine makes medians noisy)" % loadavg())
+    write(os.path.join(o.out, "results.txt"), "\n".join(say.lines) + "\n")
+    print("\nwritten to %s" % os.path.join(o.out, "results.txt"))
+    return 0 if ok else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,32 @@
+#!/bin/sh
+# bench/run.sh - `make bench`: fetch real third-party sources (never
+# committed: they land in bench/out/, which git ignores) and run the
+# workloads in bench/bench.py.  Results: stdout and bench/out/results.txt.
+#
+# A failed download is reported and the workloads that need no download
+# still run (the probe workload then uses a clearly labelled fallback flag
+# list).  Knobs: see the BENCH_* variables in bench/bench.py.
+set -u
+
+top=$(cd "$(dirname "$0")/.." && pwd)
+out=$top/bench/out
+start=$(date +%s)
+mkdir -p "$out"
+
+[ -f "$top/asynccompile.so" ] || { echo "bench: $top/asynccompile.so not built (run make)" >&2; exit 1; }
+command -v python3 >/dev/null 2>&1 || { echo "bench: python3 is needed" >&2; exit 1; }
+
+fetch() { # debian-source-package -> prints the unpacked tree, or nothing
+	if tree=$(sh "$top/bench/fetch-source.sh" "$1" "$out/src/$1" | tail -n1) && [ -d "$tree" ]; then
+		echo "$tree"
+	else
+		echo "bench: WARNING: could not fetch the Debian source package '$1'; workloads that need it are skipped or use a fallback" >&2
+	fi
+}
+busybox=$(fetch busybox)
+lua=$(fetch lua5.4)
+
+python3 "$top/bench/bench.py" --top "$top" --out "$out" --busybox "$busybox" --lua "$lua"
+rc=$?
+echo "bench: total time $(( $(date +%s) - start ))s"
+exit $rc

@@ -1,0 +1,169 @@
+#!/bin/sh
+# Reliability rules under fault injection, through make.
+. "$(dirname "$0")/lib.sh"
+sm=${TEST_START_METHOD:-subprocess}
+M=$$  # a marker unique to this test run, found in job command lines
+
+# wait_until CMD...: poll (bounded, 10 s) until CMD succeeds
+wait_until() {
+	i=0
+	while ! "$@" >/dev/null 2>&1; do
+		i=$((i + 1)); [ "$i" -ge 200 ] && return 1
+		sleep 0.05
+	done
+}
+gone() { ! pgrep -f "$1" >/dev/null; }
+
+write_config "workers: 2" "retries: 1"
+write_mk Makefile <<'EOF2'
+load @PLUGIN@
+$(async-try crash,if [ ! -e once ]; then touch once; kill -9 $$PPID; sleep 5; fi; echo survived)
+$(foreach i,1 2 3,$(async-try other$i,echo fine$i))
+$(async-wait)
+$(info crash=$(crash.status):$(crash.out) others=$(other1.out)$(other2.out)$(other3.out))
+$(info $(async-stats))
+all: ; @:
+EOF2
+run_make
+ok "a job that kills its worker is re-run and succeeds" expect_grep '^crash=0:survived others=fine1fine2fine3$' out
+ok "the retry is counted" expect_grep 'retried=1 ' out
+ok "make is fine" expect_make_ok
+
+write_config "workers: 2" "retries: 0"
+write_mk Makefile <<'EOF2'
+load @PLUGIN@
+$(async-try crash,kill -9 $$PPID; sleep 5)
+$(async-wait)
+$(info crash=$(crash.status) err=$(crash.err))
+all: ; $(async-compile boom,kill -9 $$PPID; sleep 5)$(async-wait)
+EOF2
+run_make
+ok "retries exhausted: the job fails with a reason" expect_grep '^crash=[1-9][0-9]* err=.*worker.*died' out
+ok "retries exhausted in a recipe: make reports it" expect_grep "boom (status" err
+ok "retries exhausted: no token message, make exits 2" sh -c '[ "$0" -eq 2 ] && ! grep -q INTERNAL err' "$make_status"
+
+if [ "$sm" = subprocess ]; then
+	# Kill the supervisor while six jobs are queued or running.
+	write_config "workers: 2" "retries: 1"
+	write_mk Makefile <<'EOF2'
+load @PLUGIN@
+$(foreach i,1 2 3 4 5 6,$(async-try j$i,touch started.$i; sleep 0.3; echo ok$i))
+$(async-wait)
+$(info results=$(foreach i,1 2 3 4 5 6,$(j$i.status)$(j$i.out)))
+all: ; @:
+EOF2
+	rm -f started.*
+	( wait_until test -e started.1 &&
+	  pkill -KILL -f "asynccompile-worker --supervise" ) &
+	killer=$!
+	run_make -j2
+	wait $killer
+	ok "supervisor killed mid-batch: every job still succeeds" \
+		expect_grep '^results=0ok1 0ok2 0ok3 0ok4 0ok5 0ok6$' out
+	ok "the restart is reported" expect_grep 'pool supervisor .* died' err
+else
+	skip "supervisor restart: start method $sm has no supervisor"
+	skip "supervisor restart: start method $sm has no supervisor"
+fi
+
+write_config "workers: 2" "timeout: 1s" "kill_grace: 300ms"
+write_mk Makefile <<EOF2
+load @PLUGIN@
+\$(async-try hang,trap "" TERM; (trap "" TERM; sleep 1201.$M) & sleep 1201.$M)
+\$(async-wait)
+\$(info hang=\$(hang.status))
+all: ; @:
+EOF2
+start=$(date +%s%N); run_make; end=$(date +%s%N)
+diag "timeout 1s + kill_grace 300ms: job ended after $(( (end - start) / 1000000 )) ms"
+ok "a job ignoring SIGTERM is stopped by the timeout with 124" expect_grep '^hang=124$' out
+ok "its children are gone too" gone "sleep 1201.$M"
+
+# Ctrl-C: SIGINT to make's whole process group while long jobs run.
+write_config "workers: 2"
+write_mk Makefile <<EOF2
+load @PLUGIN@
+\$(foreach i,1 2 3,\$(async-try long\$i,touch started.\$i; sleep 1202.$M))
+\$(async-wait)
+all: ; @:
+EOF2
+rm -f started.*
+setsid env --default-signal=INT "$TEST_MAKE" -j2 >out 2>err &
+mk=$!
+wait_until test -e started.1
+wait_until test -e started.2
+t0=$(date +%s%N)
+/bin/kill -s INT -- "-$mk"
+wait "$mk"; rc=$?
+t1=$(date +%s%N)
+diag "SIGINT: make exited after $(( (t1 - t0) / 1000000 )) ms with status $rc"
+ok "Ctrl-C: make exits" test "$rc" -ne 0
+ok "Ctrl-C: no job is left" wait_until gone "sleep 1202.$M"
+ok "Ctrl-C: no worker or supervisor is left" wait_until gone "asynccompile-worker.*$M|$TRASH"
+
+# make itself SIGKILLed: workers notice and take their jobs with them.
+rm -f started.*
+sed -i "s/1202/1203/" Makefile
+"$TEST_MAKE" >out 2>err &
+mk=$!
+wait_until test -e started.1
+kids=$(pgrep -P "$mk" | tr '\n' ' ')
+kill -KILL "$mk"; wait "$mk" 2>/dev/null
+t0=$(date +%s%N)
+wait_until gone "sleep 1203.$M"; r=$?
+t1=$(date +%s%N)
+diag "make SIGKILLed: jobs gone after $(( (t1 - t0) / 1000000 )) ms"
+ok "make SIGKILLed: its jobs are gone" test "$r" -eq 0
+diag "make's pool processes before the kill: $kids"
+ok "make SIGKILLed: no worker or supervisor process is left" \
+	wait_until sh -c 'for p in $0; do kill -0 $p 2>/dev/null && exit 1; done; exit 0' "$kids"
+
+# 50 MB of output under max_output: capped, bounded memory, no deadlock.
+write_config "workers: 2" "max_output: 1MiB"
+write_mk Makefile <<'EOF2'
+load @PLUGIN@
+$(async-try flood,head -c 50000000 /dev/zero | tr '\0' x; echo done >&2)
+$(async-wait)
+$(file >flood.out,$(flood.out))
+$(info flood=$(flood.status) err=$(flood.err))
+all: ; @:
+EOF2
+"$TEST_HELPERDIR/maxrss.py" "$TEST_MAKE" >out 2>err 3>rss; make_status=$?
+diag "50 MB job, max_output 1MiB: make peak RSS $(cat rss)"
+ok "50 MB job: capped at max_output" expect_eq 1048577 "$(wc -c <flood.out | tr -d ' ')" "bytes (cap + newline from \$(file))"
+ok "50 MB job: the cap is noted in NAME.err" expect_grep '^flood=0 err=done asynccompile: stdout truncated at 1048576 bytes' out
+ok "50 MB job: make's memory stays bounded (< 64 MB)" \
+	sh -c 'kb=$(sed -n "s/maxrss_kb=//p" rss); [ "$kb" -lt 65536 ]'
+
+# 10,000 jobs at once.
+write_config "workers: 2"
+write_mk Makefile <<'EOF2'
+load @PLUGIN@
+N := $(shell seq 1 10000)
+$(foreach i,$(N),$(async-try n$i,echo $i))
+$(async-wait)
+good := $(foreach i,$(N),$(if $(filter 0:$i,$(n$i.status):$(n$i.out)),x))
+$(info good=$(words $(good)))
+all: ; @:
+EOF2
+start=$(date +%s%N)
+TEST_MAKE_TIMEOUT=120 "$TEST_HELPERDIR/maxrss.py" "$TEST_MAKE" -j2 >out 2>err 3>rss; make_status=$?
+end=$(date +%s%N)
+diag "10,000 jobs: $(( (end - start) / 1000000 )) ms, make peak RSS $(cat rss)"
+ok "10,000 jobs: all answered correctly" expect_grep '^good=10000$' out
+
+# A job sees only its own stdin/stdout/stderr, under a jobserver too.
+write_config "workers: 2"
+write_mk Makefile <<'EOF2'
+load @PLUGIN@
+$(async-try fds,ls /proc/self/fd)
+$(async-try sock,ls -l /proc/$$PPID/fd /proc/$$PPID/task >/dev/null; ls -l /proc/$$PPID/fd | grep -c socket:)
+$(async-wait)
+$(info fds=$(fds.out) sockets=$(sock.out))
+all: ; @:
+EOF2
+"$TEST_HELPERDIR/jsbox.py" pipe abc -- "$TEST_MAKE" >out 2>err
+ok "a job inherits no descriptor of make's (jobserver, pool pipes)" expect_grep '^fds=0 1 2 3 ' out
+ok "the worker holds no socket" expect_grep ' sockets=0$' out
+
+done_testing
