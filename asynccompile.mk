@@ -6,7 +6,9 @@
 # The macros here split every probe in two: a DECLARE step queues it with
 # $(async-try ...) and returns at once, and a RESULT step reads the answer.
 # Declare all probes first, wait once, then read the results: the probes
-# run in the asynccompile pool side by side, within make's -jN budget.
+# run in the asynccompile pool side by side, within make's -jN budget
+# (so `make` with no -j still runs them one at a time, only without
+# blocking make in between; `make -j8` runs eight at once).
 #
 #     load /usr/local/lib/asynccompile.so
 #     include /usr/local/include/asynccompile.mk
@@ -101,6 +103,9 @@
 # ld to parse FLAG and print its version (what Kbuild does today): an
 # unknown option fails, but the value of a known one (--build-id=junk) is
 # only checked when ld really links.
+#
+# The file defines `comma` (a literal comma, for flags such as
+# -Wa$(comma)--noexecstack) unless the makefile already has one.
 #
 # Without the plugin (no `load`, or a make without load support) every
 # probe runs at once through $(shell), one after another, with the same

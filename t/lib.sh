@@ -34,6 +34,20 @@ if [ -n "${TEST_START_METHOD:-}" ]; then
 	export ASYNC_COMPILE_CONFIG="$TRASH/.start.yaml"
 fi
 
+# MAKE_UT runs the make under test the way every test must run it: with
+# the sanitizer runtime preloaded in ASan runs.  Tests hand it to helpers
+# (jsbox.py, script) that start make themselves.
+MAKE_UT=$TRASH/.make-under-test
+{
+	echo '#!/bin/sh'
+	if [ -n "${TEST_PRELOAD:-}" ]; then
+		printf 'LD_PRELOAD=%s ASAN_OPTIONS=detect_leaks=0\n' "'$TEST_PRELOAD'"
+		echo 'export LD_PRELOAD ASAN_OPTIONS'
+	fi
+	printf 'exec %s "$@"\n' "'$TEST_MAKE'"
+} >"$MAKE_UT"
+chmod +x "$MAKE_UT"
+
 diag() { printf '# %s\n' "$*"; }
 
 # ok DESCRIPTION COMMAND...  -- one test case; output of a failing command
@@ -88,12 +102,7 @@ expect_no_grep() { # pattern file
 # a stuck suite.
 run_make() {
 	make_status=0
-	if [ -n "${TEST_PRELOAD:-}" ]; then
-		LD_PRELOAD="$TEST_PRELOAD" ASAN_OPTIONS=detect_leaks=0 \
-		timeout -k 5 "${TEST_MAKE_TIMEOUT:-60}" "$TEST_MAKE" "$@" >out 2>err || make_status=$?
-	else
-		timeout -k 5 "${TEST_MAKE_TIMEOUT:-60}" "$TEST_MAKE" "$@" >out 2>err || make_status=$?
-	fi
+	timeout -k 5 "${TEST_MAKE_TIMEOUT:-60}" "$MAKE_UT" "$@" >out 2>err || make_status=$?
 	return 0
 }
 

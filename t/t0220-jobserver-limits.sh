@@ -34,7 +34,7 @@ for style in pipe fifo; do
 		continue
 	fi
 	rm -f log
-	"$TEST_HELPERDIR/jsbox.py" "$style" abc -- "$TEST_MAKE" >out 2>err; rc=$?
+	"$TEST_HELPERDIR/jsbox.py" "$style" abc -- "$MAKE_UT" >out 2>err; rc=$?
 	ok "$style jobserver: at most implicit slot + 3 tokens, and all are used" \
 		expect_eq 4 "$(max_overlap log)" "max overlap"
 	ok "$style jobserver: the same token bytes come back" \

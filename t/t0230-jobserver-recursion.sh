@@ -34,7 +34,7 @@ $(info free-tokens=$(long.out) $(long.err))
 all: ; @:
 EOF2
 	rm -f done.*
-	TEST_MAKE_TIMEOUT=20 "$TEST_HELPERDIR/jsbox.py" fifo abc -- "$TEST_MAKE" >out 2>err
+	TEST_MAKE_TIMEOUT=20 "$TEST_HELPERDIR/jsbox.py" fifo abc -- "$MAKE_UT" >out 2>err
 	ok "tokens are back the moment their jobs end (not at wait)" expect_grep '^free-tokens=3 $' out
 fi
 

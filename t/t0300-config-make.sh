@@ -34,10 +34,10 @@ stats_mk
 ASYNC_COMPILE_CONFIG=envvar.yaml run_make
 ok "then the environment variable" expect_grep 'workers=5 .*config=envvar.yaml' out
 stats_mk
-run_make
+run_make MARK=$$
 ok "then asynccompile.yaml in make's directory" expect_grep 'workers=6 .*config=asynccompile.yaml' out
 rm asynccompile.yaml
-run_make
+run_make MARK=$$
 ok "otherwise the built-in defaults" expect_grep "workers=$(nproc) start_method=subprocess config=built-in-defaults" out
 
 # workers: 1 serialises even with -j4.
@@ -67,7 +67,7 @@ $(async-wait)
 $(info a=$(a.out) b=$(b.out))
 all: ; @:
 EOF2
-run_make
+run_make MARK=$$
 ok "launcher prefixes every command and env reaches the job" \
 	expect_grep '^a=wrapped:yes-it-is payload b=wrapped:yes-it-is yes-it-is$' out
 
@@ -75,7 +75,7 @@ ok "launcher prefixes every command and env reaches the job" \
 mkcfg asynccompile.yaml "timeout: 1s" "kill_grace: 200ms" "max_output: 1KiB"
 write_mk Makefile <<'EOF2'
 load @PLUGIN@
-$(async-try slow,trap "" TERM; sleep 1001; echo never)
+$(async-try slow,trap "" TERM; sleep 1001.$(MARK); echo never)
 $(async-try big,head -c 5000 /dev/zero | tr '\0' x)
 $(async-wait)
 $(info slow=$(slow.status) big=$(big.status) len=$(words $(subst x,x ,$(big.out))))
@@ -83,11 +83,11 @@ $(info slowerr=$(slow.err))
 $(info bigerr=$(big.err))
 all: ; @:
 EOF2
-run_make
+run_make MARK=$$
 ok "timeout: a job that ignores SIGTERM ends with status 124" expect_grep '^slow=124 big=0 len=1024$' out
 ok "the timeout is explained in NAME.err" expect_grep '^slowerr=.*timed out' out
 ok "max_output: output is capped and the cap is noted" expect_grep '^bigerr=.*truncated' out
-ok "the timed-out job's process is gone" sh -c '! pgrep -f "[s]leep 1001" >/dev/null'
+ok "the timed-out job's process is gone" sh -c "! pgrep -f '[s]leep 1001.$$' >/dev/null"
 
 # echo: true overrides -s; echo: false silences
 write_mk Makefile <<'EOF2'
@@ -98,7 +98,7 @@ mkcfg asynccompile.yaml "echo: true"
 run_make -s
 ok "echo: true echoes build steps even under -s" expect_grep '^true$' out
 mkcfg asynccompile.yaml "echo: false"
-run_make
+run_make MARK=$$
 ok "echo: false never echoes" expect_no_grep '^true$' out
 
 # A broken file stops make with file:line:column, and nothing runs.
@@ -108,17 +108,17 @@ load @PLUGIN@
 $(async-try a,touch ran)
 all: ; @:
 EOF2
-run_make
+run_make MARK=$$
 diag "broken config: $(cat err)"
 ok "unknown key: make stops with exit 2" expect_eq 2 "$make_status"
 ok "the message names file, line, column and suggests the key" \
 	expect_grep "^Makefile:2: \*\*\* async-try: asynccompile.yaml:3:1: unknown key 'worker' (did you mean 'workers'?)" err
 ok "no job ran" test ! -e ran
 printf 'timeout: [1\n' >asynccompile.yaml
-run_make
+run_make MARK=$$
 ok "YAML syntax error names line and column" expect_grep "asynccompile.yaml:[0-9]*:[0-9]*: YAML syntax error" err
 printf 'workers: lots\n' >asynccompile.yaml
-run_make
+run_make MARK=$$
 ok "a bad value names key and value" expect_grep "asynccompile.yaml:1:10: workers: .*'lots'" err
 rm asynccompile.yaml
 write_mk Makefile <<'EOF2'
@@ -126,7 +126,7 @@ load @PLUGIN@
 $(async-config nope.yaml)
 all: ; @:
 EOF2
-run_make
+run_make MARK=$$
 ok "async-config with a missing file is an error" expect_grep "async-config: nope.yaml: cannot open" err
 
 write_mk Makefile <<'EOF2'
@@ -136,7 +136,7 @@ $(async-config other.yaml)
 all: ; @:
 EOF2
 mkcfg other.yaml "workers: 2"
-run_make
+run_make MARK=$$
 ok "async-config after the pool started is an error" expect_grep "async-config: the pool already runs" err
 
 done_testing

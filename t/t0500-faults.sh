@@ -88,7 +88,7 @@ load @PLUGIN@
 all: ; @:
 EOF2
 rm -f started.*
-setsid env --default-signal=INT "$TEST_MAKE" -j2 >out 2>err &
+setsid env --default-signal=INT "$MAKE_UT" -j2 >out 2>err &
 mk=$!
 wait_until test -e started.1
 wait_until test -e started.2
@@ -104,7 +104,7 @@ ok "Ctrl-C: no worker or supervisor is left" wait_until gone "asynccompile-worke
 # make itself SIGKILLed: workers notice and take their jobs with them.
 rm -f started.*
 sed -i "s/1202/1203/" Makefile
-"$TEST_MAKE" >out 2>err &
+"$MAKE_UT" >out 2>err &
 mk=$!
 wait_until test -e started.1
 kids=$(pgrep -P "$mk" | tr '\n' ' ')
@@ -128,7 +128,7 @@ $(file >flood.out,$(flood.out))
 $(info flood=$(flood.status) err=$(flood.err))
 all: ; @:
 EOF2
-"$TEST_HELPERDIR/maxrss.py" "$TEST_MAKE" >out 2>err 3>rss; make_status=$?
+"$TEST_HELPERDIR/maxrss.py" "$MAKE_UT" >out 2>err 3>rss; make_status=$?
 diag "50 MB job, max_output 1MiB: make peak RSS $(cat rss)"
 ok "50 MB job: capped at max_output" expect_eq 1048577 "$(wc -c <flood.out | tr -d ' ')" "bytes (cap + newline from \$(file))"
 ok "50 MB job: the cap is noted in NAME.err" expect_grep '^flood=0 err=done asynccompile: stdout truncated at 1048576 bytes' out
@@ -147,7 +147,7 @@ $(info good=$(words $(good)))
 all: ; @:
 EOF2
 start=$(date +%s%N)
-TEST_MAKE_TIMEOUT=120 "$TEST_HELPERDIR/maxrss.py" "$TEST_MAKE" -j2 >out 2>err 3>rss; make_status=$?
+TEST_MAKE_TIMEOUT=120 "$TEST_HELPERDIR/maxrss.py" "$MAKE_UT" -j2 >out 2>err 3>rss; make_status=$?
 end=$(date +%s%N)
 diag "10,000 jobs: $(( (end - start) / 1000000 )) ms, make peak RSS $(cat rss)"
 ok "10,000 jobs: all answered correctly" expect_grep '^good=10000$' out
@@ -162,7 +162,7 @@ $(async-wait)
 $(info fds=$(fds.out) sockets=$(sock.out))
 all: ; @:
 EOF2
-"$TEST_HELPERDIR/jsbox.py" pipe abc -- "$TEST_MAKE" >out 2>err
+"$TEST_HELPERDIR/jsbox.py" pipe abc -- "$MAKE_UT" >out 2>err
 ok "a job inherits no descriptor of make's (jobserver, pool pipes)" expect_grep '^fds=0 1 2 3 ' out
 ok "the worker holds no socket" expect_grep ' sockets=0$' out
 

@@ -16,6 +16,7 @@ esac
 # probe_mk [LOAD]: the makefile from stdin with the plugin and the helper
 # file filled in; LOAD=no leaves the plugin out.
 probe_mk() {
+	rm -f result async serial stats
 	{
 		[ "${1:-}" = no ] || echo "load $ASYNC_PLUGIN"
 		echo "include $TEST_ROOT/asynccompile.mk"

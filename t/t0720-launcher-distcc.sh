@@ -37,14 +37,23 @@ port_open() { # port
 
 dd_pid=
 port=
+# kill_daemon SIGNAL: signal distccd and its children.  It leads its own
+# process group, which holds its preforked children.
+kill_daemon() {
+	if [ "$(ps -o pgid= -p "$dd_pid" 2>/dev/null | tr -d ' ')" = "$dd_pid" ]; then
+		kill -s "$1" -- "-$dd_pid" 2>/dev/null
+	else
+		kill -s "$1" "$dd_pid" 2>/dev/null
+	fi
+}
 stop_distccd() {
 	[ -n "$dd_pid" ] || return 0
-	# distccd leads its own process group (its children are in it).
-	if [ "$(ps -o pgid= -p "$dd_pid" 2>/dev/null | tr -d ' ')" = "$dd_pid" ]; then
-		kill -TERM -- "-$dd_pid" 2>/dev/null
-	else
-		kill -TERM "$dd_pid" 2>/dev/null
-	fi
+	kill_daemon TERM
+	i=0
+	while kill -0 "$dd_pid" 2>/dev/null && [ $i -lt 50 ]; do
+		sleep 0.1; i=$((i + 1))
+	done
+	kill -0 "$dd_pid" 2>/dev/null && kill_daemon KILL
 	wait "$dd_pid" 2>/dev/null
 	i=0
 	while [ "$(count_procs "distccd .*--port $port ")" -gt 0 ] && [ $i -lt 50 ]; do
@@ -98,6 +107,7 @@ await_log() { # pattern count
 	expect_eq "$2" "$(log_count "$1")" "log lines matching $1"
 }
 
+mkdir distcc-state
 for i in 1 2 3; do
 	printf 'int f%d(int x) { return x * %d; }\n' $i $i >s$i.c
 done
@@ -109,11 +119,16 @@ all: \$(OBJS)
 	\$(foreach o,\$(OBJS),\$(async-compile \$o,gcc -c \$(o:.o=.c) -o \$o))
 	\$(async-wait \$(OBJS))
 EOF
+# DISTCC_FALLBACK=0: a compile distcc could not send fails instead of
+# quietly running here.  DISTCC_BACKOFF_PERIOD=0: after a compile error
+# distcc shuns the host for 60s by default, which with fallback off fails
+# every later compile with status 116.
 distcc_config() { # launcher [extra env lines]
 	l=$1; shift
 	write_config "launcher: $l" "env:" \
 		"  DISTCC_HOSTS: \"127.0.0.1:$port/2\"" \
 		"  DISTCC_FALLBACK: \"0\"" \
+		"  DISTCC_BACKOFF_PERIOD: \"0\"" \
 		"  DISTCC_DIR: $TRASH/distcc-state" "$@"
 }
 
@@ -140,7 +155,12 @@ ok "the failure names the job" expect_grep 's2.o (status 1)' err
 ok "the compiler's message came back" expect_grep 's2.c:1:.*error' err
 ok "the daemon logged COMPILE_ERROR" await_log COMPILE_ERROR 1
 ok "no jobserver token message after the failure" expect_no_grep INTERNAL err
+ok "the other two compiled remotely" await_log COMPILE_OK 5
 printf 'int f2(int x) { return x * 2; }\n' >s2.c
+rm -f s1.o s3.o
+run_make -j2
+ok "with the error fixed the next build works at once" expect_make_ok
+ok "... remotely" await_log COMPILE_OK 8
 
 # Probes under the launcher: distcc runs what it cannot distribute
 # locally, so the answers are the plain ones.

@@ -33,9 +33,9 @@ $(foreach i,1 2 3,$(async-try p$i,sleep 0.4))
 $(async-wait)
 all: ; @:
 EOF2
-	script -qec "$TEST_MAKE" /dev/null >tty.out 2>&1 </dev/null
+	script -qec "$MAKE_UT" /dev/null >tty.out 2>&1 </dev/null
 	ok "progress: auto draws a line on a terminal" grep -q 'asynccompile: [0-9]/3 done, 1 running' tty.out
-	script -qec "$TEST_MAKE -s" /dev/null >tty.out 2>&1 </dev/null
+	script -qec "$MAKE_UT -s" /dev/null >tty.out 2>&1 </dev/null
 	ok "progress: auto stays quiet under -s" sh -c '! grep -q "done," tty.out'
 fi
 run_make
