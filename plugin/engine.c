@@ -356,6 +356,16 @@ int engine_started(void)
 	return E.started;
 }
 
+unsigned long engine_submitted(void)
+{
+	unsigned long n;
+
+	pthread_mutex_lock(&E.lock);
+	n = (unsigned long)E.st.submitted;
+	pthread_mutex_unlock(&E.lock);
+	return n;
+}
+
 int engine_start(const struct config *cfg, struct buf *err)
 {
 	sigset_t all, old;
@@ -364,6 +374,7 @@ int engine_start(const struct config *cfg, struct buf *err)
 
 	if (E.started)
 		return 0;
+	E.stopping = 0;
 	if (cfg->start_method != START_FORK) {
 		exe = spawn_find_worker(err);
 		if (!exe)

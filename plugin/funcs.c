@@ -14,6 +14,7 @@
 
 static struct config cfg;
 static int cfg_loaded;
+static int cfg_at_load;  /* found at load time; the makefile may still name another */
 
 /* ---- configuration discovery ---- */
 
@@ -25,6 +26,7 @@ static void funcs_fail(const char *fn, const char *msg)
 	mk_error((char *)b.data);
 }
 
+/* With fn == NULL (at load time) a bad file is left for the first call to report. */
 static int funcs_load_config(const char *fn, const char *path)
 {
 	struct config c;
@@ -32,6 +34,10 @@ static int funcs_load_config(const char *fn, const char *path)
 
 	if (config_load_file(path, &c, &err) < 0) {
 		config_release(&c);
+		if (!fn) {
+			buf_release(&err);
+			return -1;
+		}
 		funcs_fail(fn, (char *)err.data);
 	}
 	buf_release(&err);
@@ -48,6 +54,18 @@ static void funcs_config_find(const char *fn)
 	char *v;
 	struct stat st;
 
+	if (cfg_loaded && cfg_at_load) {
+		/* the makefile may have set ASYNC_COMPILE_CONFIG since load */
+		cfg_at_load = 0;
+		v = mk_expand("$(ASYNC_COMPILE_CONFIG)");
+		if (*v && strcmp(v, cfg.source)) {
+			if (engine_started() && !engine_submitted())
+				engine_shutdown();
+			funcs_load_config(fn, v);
+		}
+		free(v);
+		return;
+	}
 	if (cfg_loaded)
 		return;
 	v = mk_expand("$(ASYNC_COMPILE_CONFIG)");
@@ -77,6 +95,10 @@ char *funcs_config(const char *nm, unsigned int argc, char **argv)
 		path++;
 	if (!*path)
 		funcs_fail(nm, "needs a file name");
+	if (engine_started() && !engine_submitted()) {
+		/* only the warm pool started at load time: start it again later */
+		engine_shutdown();
+	}
 	if (engine_started()) {
 		struct buf b = BUF_INIT;
 		buf_addf(&b, "the pool already runs with the configuration from %s; "
@@ -84,8 +106,44 @@ char *funcs_config(const char *nm, unsigned int argc, char **argv)
 		funcs_fail(nm, (char *)b.data);
 	}
 	path[strcspn(path, " \t")] = 0;
+	cfg_at_load = 0;
 	funcs_load_config(nm, path);
 	return NULL;
+}
+
+/*
+ * warm: start the pool while make is still reading the makefile that
+ * loaded us, so the first job finds workers ready.  Any error is left for
+ * the first async-* call to report where the user can see it.
+ */
+void funcs_warm_at_load(void)
+{
+	struct buf err = BUF_INIT;
+	char *v = mk_expand("$(ASYNC_COMPILE_CONFIG)");
+	const char *env = getenv("ASYNC_COMPILE_CONFIG");
+	struct stat st;
+	int r = 0;
+
+	if (*v)
+		r = funcs_load_config(NULL, v);
+	else if (env && *env)
+		r = funcs_load_config(NULL, env);
+	else if (stat("asynccompile.yaml", &st) == 0)
+		r = funcs_load_config(NULL, "asynccompile.yaml");
+	else {
+		config_defaults(&cfg);
+		cfg_loaded = 1;
+	}
+	free(v);
+	if (r == 0 && cfg.warm) {
+		cfg_at_load = 1;
+		engine_start(&cfg, &err);
+	}
+	else if (r == 0) {
+		config_release(&cfg);
+		cfg_loaded = 0; /* found again at first use, when the makefile may say more */
+	}
+	buf_release(&err);
 }
 
 /* ---- the make process's situation ---- */

@@ -13,6 +13,8 @@ char *funcs_try(const char *nm, unsigned int argc, char **argv);
 char *funcs_wait(const char *nm, unsigned int argc, char **argv);
 char *funcs_config(const char *nm, unsigned int argc, char **argv);
 char *funcs_stats(const char *nm, unsigned int argc, char **argv);
+/* setup: start the pool now if the configuration found says warm: true */
+void funcs_warm_at_load(void);
 
 /* setup.c: talking to make */
 /* Define NAME<suffix> as a simple variable holding `value` verbatim. */

@@ -61,6 +61,8 @@ struct engine_stats {
  */
 int engine_start(const struct config *cfg, struct buf *err);
 int engine_started(void);
+/* Jobs ever submitted to the running engine. */
+unsigned long engine_submitted(void);
 /*
  * Where tokens come from: a jobserver (a != NULL) or, when there is none,
  * at most `limit` jobs at once.  Called from make's thread before each

@@ -192,7 +192,7 @@ ok "the makefile's job waited for its own wait" \
 cat >slowcc <<EOF
 #!/bin/sh
 echo "\$(date +%s%N) +1" >>"$TRASH/spans"
-sleep 0.5
+sleep 1
 echo "\$(date +%s%N) -1" >>"$TRASH/spans"
 exec gcc "\$@"
 EOF

@@ -30,6 +30,7 @@ enum serve_event {
 	EV_EOF = -1,    /* clean EOF between frames */
 	EV_ERROR = -2,  /* protocol error (s->why set) */
 	EV_SIGNAL = -3, /* fatal signal (s->signo set) */
+	EV_PEER = -4,   /* the peer sent ERROR: fail without answering */
 };
 
 struct serve {
@@ -38,6 +39,7 @@ struct serve {
 	struct frame_decoder dec;
 	int64_t job_id;   /* job being run, 0 when idle */
 	int signo;
+	int peer_failed;  /* it sent ERROR */
 	char why[200];    /* protocol error text */
 };
 
@@ -136,6 +138,19 @@ static void serve_send_error(struct serve *s)
 	buf_release(&b);
 }
 
+/* Show a peer's ERROR frame (the text runs to the end of the payload). */
+static int serve_peer_error(struct serve *s)
+{
+	if (s->dec.id != PROTO_ID_CONTROL ||
+	    msg_type(s->dec.payload.data, s->dec.payload.len) != MSG_ERROR)
+		return 0;
+	fprintf(stderr, "asynccompile-worker %d: peer reported an error: %.*s\n",
+		s->index, (int)(s->dec.payload.len - 1),
+		(char *)s->dec.payload.data + 1);
+	s->peer_failed = 1;
+	return 1;
+}
+
 /* STATS asks nothing of a worker. */
 static int serve_ignorable(const struct serve *s)
 {
@@ -179,6 +194,8 @@ static int serve_watch(void *ctx, int fd)
 		frame_next(&s->dec);
 		return RUN_CONTINUE;
 	}
+	if (serve_peer_error(s))
+		return RUN_ABANDON;
 	if (s->dec.id > 0 &&
 	    msg_type(s->dec.payload.data, s->dec.payload.len) == MSG_CANCEL) {
 		int mine = s->dec.id == s->job_id;
@@ -257,7 +274,8 @@ static int serve_frame(struct serve *s)
 		return EV_EOF;
 	if (s->dec.id > 0 && type == MSG_JOB) {
 		if (serve_job(s))
-			return s->why[0] ? EV_ERROR : s->signo ? EV_SIGNAL : EV_EOF;
+			return s->why[0] ? EV_ERROR : s->signo ? EV_SIGNAL :
+			       s->peer_failed ? EV_PEER : EV_EOF;
 		return EV_MORE;
 	}
 	/* A CANCEL that crossed the job's RESULT on the wire. */
@@ -265,12 +283,8 @@ static int serve_frame(struct serve *s)
 		return EV_MORE;
 	if (serve_ignorable(s))
 		return EV_MORE;
-	if (s->dec.id == PROTO_ID_CONTROL && type == MSG_ERROR) {
-		fprintf(stderr, "asynccompile-worker %d: peer reported an error: %.*s\n",
-			s->index, (int)(s->dec.payload.len - 1),
-			(char *)s->dec.payload.data + 1);
-		return EV_EOF; /* do not answer an error with an error */
-	}
+	if (serve_peer_error(s))
+		return EV_PEER; /* do not answer an error with an error */
 	return serve_fail(s, "unexpected frame (job %" PRId64 ", type %d)",
 			  s->dec.id, type);
 }
@@ -305,5 +319,7 @@ int worker_main(int in_fd, int out_fd, int index)
 			strsignal(s.signo));
 	frame_decoder_release(&s.dec);
 	run_signals_close(s.sig_fd);
-	return r == EV_ERROR ? 1 : r == EV_SIGNAL ? 128 + s.signo : 0;
+	if (r == EV_SIGNAL)
+		return 128 + s.signo;
+	return r == EV_ERROR || r == EV_PEER ? 1 : 0;
 }
