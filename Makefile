@@ -96,6 +96,7 @@ check-valgrind: test-build
 		echo "# valgrind $$u"; \
 		valgrind -q --error-exitcode=99 --leak-check=full --errors-for-leak-kinds=definite,indirect ./$$u >/dev/null;; \
 		esac; done; echo "valgrind: protocol and config unit tests clean"
+	sh t/valgrind-pool.sh $(CURDIR)/$(WORKER) $(CURDIR)/t/helpers/pool-client $(CURDIR)/build/valgrind
 
 FUZZ_SECONDS = 20
 check-fuzz:

@@ -19,6 +19,8 @@ Environment (all optional):
     BENCH_CC            compiler (default cc)
     BENCH_START_METHOD  pool start method (default subprocess)
     BENCH_ONLY          run only these workloads, e.g. "1 3"
+    BENCH_QUIET_WAIT    wait up to this many seconds before each workload for
+                        other processes to use under 0.25 CPUs (default 0)
 """
 
 import argparse
@@ -30,6 +32,7 @@ import re
 import shutil
 import subprocess
 import sys
+import time
 
 sys.dont_write_bytecode = True  # keep the source tree clean
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -51,6 +54,8 @@ MAKE = os.environ.get("BENCH_MAKE", "make")
 CC = os.environ.get("BENCH_CC", "cc")
 START = os.environ.get("BENCH_START_METHOD", "subprocess")
 ONLY = os.environ.get("BENCH_ONLY", "1 2 3 4").split()
+QUIET_WAIT = env_int("BENCH_QUIET_WAIT", 0)
+QUIET = 0.25  # CPUs of background load above which a workload is contended
 
 
 class Report:
@@ -83,6 +88,12 @@ def speedup(base, t):
 def timed(vs, rounds, warmup, on_run=None):
     """measure(), plus how busy the rest of the machine was before and after."""
     before = busy_cpus()
+    if QUIET_WAIT > 0 and before is not None and before > QUIET:
+        t0 = time.monotonic()
+        while before > QUIET and time.monotonic() - t0 < QUIET_WAIT:
+            before = busy_cpus(1.0)
+        say("  (waited %.0fs for the machine to quieten: background now %.2f CPUs)"
+            % (time.monotonic() - t0, before))
     med = measure(vs, rounds, warmup, on_run)
     return med, (before, busy_cpus())
 
@@ -92,7 +103,7 @@ def background(load):
         return "  background: unknown (no /proc/stat)"
     line = ("  background: other processes kept %.2f / %.2f of %d CPUs busy just before / after"
             % (load[0], load[1], os.cpu_count()))
-    if max(load) > 0.25:
+    if max(load) > QUIET:
         line += "\n  CONTENDED: the -j%d variants could not have %d CPUs to themselves; treat ratios with care" % (J, J)
     return line
 

@@ -109,6 +109,16 @@ else
 	skip "pkg-config not installed"
 fi
 
+# The staged plugin must find the staged worker by itself (relative to its
+# own location: DESTDIR means the configured LIBEXECDIR does not exist),
+# and include the installed helper library.
+mkdir -p use
+printf 'load %s\ninclude %s\n$(async-try a,echo from-installed)\n$(async-wait)\n$(info a=$(a.out))\nall: ; @:\n' \
+	"$root/lib/asynccompile.so" "$root/include/asynccompile.mk" >use/Makefile
+(unset ASYNC_COMPILE_WORKER ASYNC_COMPILE_CONFIG; cd use && "$MAKE_UT" >out 2>err); rc=$?
+ok "the installed plugin finds its installed worker and runs a job" \
+	sh -c '[ "$0" -eq 0 ] && grep -qx "a=from-installed" use/out || { cat use/out use/err; exit 1; }' "$rc"
+
 sys_make uninstall
 ok "make uninstall with the same variables succeeds" expect_sys_make_ok uninstall
 ok "uninstall removes exactly what install added" \

@@ -139,4 +139,19 @@ mkcfg other.yaml "workers: 2"
 run_make MARK=$$
 ok "async-config after the pool started is an error" expect_grep "async-config: the pool already runs" err
 
+# The worker prints the effective configuration, found the same way.
+W=${ASYNC_COMPILE_WORKER:-$TEST_ROOT/worker/asynccompile-worker}
+printf 'workers: 3\nlauncher: [ccache]\n' >asynccompile.yaml
+"$W" --print-config >printed 2>&1
+ok "--print-config shows the file found and its values" \
+	sh -c 'grep -qx "# from: asynccompile.yaml" printed && grep -qx "workers: 3" printed && grep -qx "launcher: \[\"ccache\"\]" printed && grep -qx "kill_grace: 5s" printed'
+"$W" --print-config printed >reprinted 2>&1
+ok "--print-config output loads back to the same configuration" \
+	expect_eq "$(sed 1d printed)" "$(sed 1d reprinted)"
+printf 'worker: 3\n' >bad.yaml
+"$W" --print-config bad.yaml >printed 2>&1; rc=$?
+ok "--print-config on a bad file: exit 1 and the message" \
+	sh -c '[ "$0" -eq 1 ] && grep -q "bad.yaml:1:1: unknown key" printed' "$rc"
+rm -f asynccompile.yaml
+
 done_testing

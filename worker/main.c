@@ -14,6 +14,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "../config/config.h"
 #include "proto.h"
 #include "worker.h"
 
@@ -23,6 +24,7 @@ static void usage(void)
 {
 	fputs("usage: asynccompile-worker --worker INDEX\n"
 	      "       asynccompile-worker --supervise NWORKERS\n"
+	      "       asynccompile-worker --print-config [FILE]\n"
 	      "       asynccompile-worker --version\n"
 	      "Speaks the asynccompile protocol on stdin/stdout; started by the\n"
 	      "asynccompile make plugin, not by hand.\n", stderr);
@@ -89,8 +91,40 @@ static char *self_exe(const char *argv0)
 	return path;
 }
 
+/*
+ * The configuration the plugin would use, found the same way minus the
+ * make-only steps ($(async-config), the make variable): FILE, the
+ * environment variable ASYNC_COMPILE_CONFIG, ./asynccompile.yaml, defaults.
+ */
+static int print_config(const char *file)
+{
+	struct config c;
+	struct buf out = BUF_INIT, err = BUF_INIT;
+	const char *env = getenv("ASYNC_COMPILE_CONFIG");
+
+	if (!file && env && *env)
+		file = env;
+	if (!file && access("asynccompile.yaml", F_OK) == 0)
+		file = "asynccompile.yaml";
+	if (file && config_load_file(file, &c, &err) < 0) {
+		fprintf(stderr, "asynccompile-worker: %s\n", (char *)err.data);
+		config_release(&c);
+		buf_release(&err);
+		return 1;
+	}
+	if (!file)
+		config_defaults(&c);
+	config_dump(&c, &out);
+	fwrite(out.data, 1, out.len, stdout);
+	config_release(&c);
+	buf_release(&out);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
+	if (argc >= 2 && argc <= 3 && !strcmp(argv[1], "--print-config"))
+		return print_config(argc == 3 ? argv[2] : NULL);
 	if (argc == 2 && !strcmp(argv[1], "--version")) {
 		printf("asynccompile-worker %s (protocol %d)\n", WORKER_VERSION,
 		       PROTO_VERSION);
