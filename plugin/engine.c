@@ -414,9 +414,11 @@ int engine_start(const struct config *cfg, struct buf *err)
 
 int engine_set_slots(const struct js_auth *a, int limit, struct buf *err)
 {
-	int ret = 0;
+	int ret = 0, old_limit, old_active;
 
 	pthread_mutex_lock(&E.lock);
+	old_limit = E.limit;
+	old_active = E.js_active;
 	if (a) {
 		if (!(E.js_active && js_auth_equal(&E.js.auth, a)) && !E.js.held) {
 			if (E.js_active)
@@ -433,8 +435,11 @@ int engine_set_slots(const struct js_auth *a, int limit, struct buf *err)
 		}
 		E.limit = limit > 0 ? limit : 1;
 	}
+	/* nothing changed: the submission that follows wakes the thread */
+	int changed = E.limit != old_limit || E.js_active != old_active;
 	pthread_mutex_unlock(&E.lock);
-	engine_wake();
+	if (changed)
+		engine_wake();
 	return ret;
 }
 

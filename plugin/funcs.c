@@ -241,7 +241,8 @@ static char *funcs_queue(const char *fn, enum job_kind kind, unsigned int argc, 
 	struct buf cmd = BUF_INIT, err = BUF_INIT;
 	char *name = funcs_trim(argv[0]);
 	const char *bad = funcs_bad_name(name);
-	char *shell, *flags, cwd[4096];
+	char *shell, *flags;
+	static char cwd[4096];
 
 	if (bad) {
 		struct buf b = BUF_INIT;
@@ -287,7 +288,10 @@ static char *funcs_queue(const char *fn, enum job_kind kind, unsigned int argc, 
 	m.shell = *shell ? shell : "/bin/sh";
 	m.shellflags = funcs_split(*flags ? flags : "-c");
 	m.command = (char *)cmd.data;
-	m.cwd = getcwd(cwd, sizeof cwd) ? cwd : ".";
+	/* make changes directory (-C) only before it reads makefiles */
+	if (!*cwd && !getcwd(cwd, sizeof cwd))
+		strcpy(cwd, ".");
+	m.cwd = cwd;
 	m.env = cfg.env;
 	if (argc > 2) {
 		m.input = (unsigned char *)argv[2];

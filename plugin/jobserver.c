@@ -171,10 +171,16 @@ static int js_short_jobs(const char *w, const char *next, int *consumed)
 
 int js_cmdline_jobs(void)
 {
+	static int cached = -2;
 	char buf[65536];
 	ssize_t n;
 	int fd, jobs = 0, consumed, v;
 	size_t off;
+
+	/* make's argv does not change; this runs for every queued job */
+	if (cached != -2)
+		return cached;
+	cached = 0;
 
 	fd = open("/proc/self/cmdline", O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
@@ -202,6 +208,7 @@ int js_cmdline_jobs(void)
 		if (consumed)
 			off += wl + 1;
 	}
+	cached = jobs;
 	return jobs;
 }
 
