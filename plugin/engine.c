@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -19,7 +20,8 @@
 #include "trace.h"
 
 #define HASH_SIZE 4096
-#define MAX_POLL 1024
+/* how often to look whether make started draining the jobserver */
+#define DRAIN_CHECK_MS 200
 
 static struct engine {
 	pthread_mutex_t lock;
@@ -29,6 +31,8 @@ static struct engine {
 	int wake[2];               /* self-pipe: make's thread -> I/O thread */
 	struct backend *backend;
 	int64_t kill_grace_ms;
+	int workers;
+	uint64_t results;          /* jobs reported so far (a change means: schedule) */
 	char *trace;               /* trace file, or NULL */
 	int trace_warned;
 
@@ -52,6 +56,7 @@ static struct engine {
 	.lock = PTHREAD_MUTEX_INITIALIZER,
 	.done = PTHREAD_COND_INITIALIZER,
 	.wake = { -1, -1 },
+	.js = { .rfd = -1, .wfd = -1 },
 	.limit = 1,
 };
 
@@ -211,6 +216,12 @@ static void engine_schedule(void)
 			continue;
 		}
 		if (E.js_active) {
+			/*
+			 * Jobs started before the jobserver existed hold no token
+			 * but do use the budget: let them stand in for tokens.
+			 */
+			if (E.limit_running > 0)
+				return;
 			int r = js_try_acquire(&E.js, &tok);
 
 			if (r == 1) {
@@ -310,33 +321,82 @@ void engine_on_result(int64_t id, const struct result_msg *res)
 	if (res->attempts > 1)
 		E.st.retried += res->attempts - 1;
 	E.st.bytes_in += res->out.len + res->err.len;
+	E.results++;
 	if (E.trace)
 		trace_record(j);
 	pthread_cond_broadcast(&E.done);
 }
 
+/*
+ * The top-level make, at exit, closes its jobserver write end and then
+ * reads tokens back until EOF - before any atexit handler of ours runs.
+ * Jobs never waited for that hold tokens would keep it waiting (forever,
+ * for a job that never ends).  make closing its end is the sign: the jobs
+ * are killed and their tokens given back.  (Pipe style only: make's fifo
+ * descriptors are not visible to us.)
+ */
+static int engine_make_draining(void)
+{
+	struct stat st;
+
+	if (!E.js_active || !E.js.held || E.js.auth.style != JS_PIPE)
+		return 0;
+	return fstat(E.js.auth.wfd, &st) < 0 || st.st_dev != E.js.dev || st.st_ino != E.js.ino;
+}
+
+/* Stop every job and give every token back.  Lock held, I/O thread. */
+static void engine_stop_all(void)
+{
+	struct job *j;
+
+	if (!E.backend)
+		return;
+	E.backend->ops->destroy(E.backend, E.kill_grace_ms);
+	E.backend = NULL;
+	for (j = E.all_head; j; j = j->next_all) {
+		if (j->state == JOB_RUNNING) {
+			engine_release_slot(j);
+			j->state = JOB_DONE;
+			j->res.status = 125;
+			buf_addstr(&j->res.err, "asynccompile: killed: make was exiting\n");
+		}
+	}
+	pthread_cond_broadcast(&E.done);
+}
+
 static void *engine_main(void *arg)
 {
-	struct pollfd fds[MAX_POLL];
+	size_t cap = 2 * (size_t)E.workers + 8;
+	struct pollfd *fds = calloc(cap, sizeof *fds);
 
 	(void)arg;
+	if (!fds)
+		abort();
 	pthread_mutex_lock(&E.lock);
 	while (!E.stopping) {
-		size_t n = 0, js_idx = (size_t)-1;
+		size_t n = 0, nb;
 		int timeout = -1;
+		uint64_t seen;
 
 		engine_schedule();
 		fds[n++] = (struct pollfd){ .fd = E.wake[0], .events = POLLIN };
-		if (E.want_token && E.js_active) {
-			js_idx = n;
+		if (E.want_token && E.js_active)
 			fds[n++] = (struct pollfd){ .fd = E.js.rfd, .events = POLLIN };
-		}
-		size_t nb = E.backend->ops->pollfds(E.backend, fds + n, MAX_POLL - n, &timeout);
+		seen = E.results;
+		nb = E.backend->ops->pollfds(E.backend, fds + n, cap - n, &timeout);
+		/* pollfds may itself report jobs (failed starts): schedule again */
+		if (E.results != seen)
+			timeout = 0;
+		if (E.js.held && E.js.auth.style == JS_PIPE &&
+		    (timeout < 0 || timeout > DRAIN_CHECK_MS))
+			timeout = DRAIN_CHECK_MS;
 		pthread_mutex_unlock(&E.lock);
 		if (poll(fds, n + nb, timeout) < 0 && errno != EINTR) {
+			/* EINVAL/ENOMEM: nothing better than to try again shortly */
 			engine_log("poll: %s", strerror(errno));
+			usleep(10000);
 			pthread_mutex_lock(&E.lock);
-			break;
+			continue;
 		}
 		pthread_mutex_lock(&E.lock);
 		if (fds[0].revents) {
@@ -344,10 +404,22 @@ static void *engine_main(void *arg)
 			while (read(E.wake[0], tmp, sizeof tmp) > 0)
 				;
 		}
-		(void)js_idx; /* a readable jobserver is retried by engine_schedule() */
+		/* a readable jobserver is retried by engine_schedule() */
 		E.backend->ops->events(E.backend, fds + n, nb);
+		if (engine_make_draining()) {
+			engine_log("warning: make is exiting while jobs never waited for still run; killing them");
+			engine_stop_all();
+			E.stopping = 1;
+		}
 	}
+	/*
+	 * The pool goes down on this thread: workers it started die with it
+	 * (parent-death signal), and with every signal blocked here a write
+	 * to a dead worker is EPIPE, not a SIGPIPE that would kill make.
+	 */
+	engine_stop_all();
 	pthread_mutex_unlock(&E.lock);
+	free(fds);
 	return NULL;
 }
 
@@ -394,6 +466,7 @@ int engine_start(const struct config *cfg, struct buf *err)
 		return -1;
 	}
 	E.kill_grace_ms = cfg->kill_grace_ms;
+	E.workers = workers;
 	E.trace = cfg->trace && *cfg->trace ? strdup(cfg->trace) : NULL;
 	if (cfg->warm && E.backend->ops->warm(E.backend) < 0)
 		engine_log("could not start the worker pool early; will retry at the first job");
@@ -406,6 +479,11 @@ int engine_start(const struct config *cfg, struct buf *err)
 		buf_addf(err, "cannot start the I/O thread: %s", strerror(rc));
 		E.backend->ops->destroy(E.backend, 0);
 		E.backend = NULL;
+		close(E.wake[0]);
+		close(E.wake[1]);
+		E.wake[0] = E.wake[1] = -1;
+		free(E.trace);
+		E.trace = NULL;
 		return -1;
 	}
 	E.started = 1;
@@ -421,7 +499,7 @@ int engine_set_slots(const struct js_auth *a, int limit, struct buf *err)
 	old_active = E.js_active;
 	if (a) {
 		if (!(E.js_active && js_auth_equal(&E.js.auth, a)) && !E.js.held) {
-			if (E.js_active)
+			if (E.js.rfd >= 0)
 				js_close(&E.js);
 			E.js_active = js_open(&E.js, a, err) == 0;
 			if (!E.js_active)
@@ -521,7 +599,7 @@ void engine_get_stats(struct engine_stats *st)
 
 void engine_shutdown(void)
 {
-	struct job *j, *next;
+	struct job *j;
 
 	if (!E.started)
 		return;
@@ -536,15 +614,8 @@ void engine_shutdown(void)
 	E.stopping = 1;
 	pthread_mutex_unlock(&E.lock);
 	engine_wake();
+	/* the thread kills the jobs and gives their tokens back */
 	pthread_join(E.thread, NULL);
-	E.backend->ops->destroy(E.backend, E.kill_grace_ms);
-	E.backend = NULL;
-	/* the jobs are gone: their tokens go back before make counts them */
-	for (j = E.all_head; j; j = next) {
-		next = j->next_all;
-		if (j->state == JOB_RUNNING)
-			engine_release_slot(j);
-	}
 	js_close(&E.js);
 	E.js_active = 0;
 	engine_write_trace();

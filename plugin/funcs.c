@@ -15,6 +15,9 @@
 static struct config cfg;
 static int cfg_loaded;
 static int cfg_at_load;  /* found at load time; the makefile may still name another */
+/* the jobserver make handed us in the environment, as it was at load time */
+static struct js_auth env_js;
+static int env_js_state;  /* 0 unknown, 1 usable, -1 not usable */
 
 /* ---- configuration discovery ---- */
 
@@ -119,6 +122,14 @@ char *funcs_config(const char *nm, unsigned int argc, char **argv)
 void funcs_warm_at_load(void)
 {
 	struct buf err = BUF_INIT;
+
+	/* before we open anything that could take the same numbers */
+	if (!env_js_state && js_parse_auth(getenv("MAKEFLAGS"), &env_js)) {
+		env_js_state = env_js.style != JS_PIPE || js_identify(&env_js) == 0 ? 1 : -1;
+		if (env_js.style != JS_PIPE)
+			js_auth_release(&env_js);
+	}
+
 	char *v = mk_expand("$(ASYNC_COMPILE_CONFIG)");
 	const char *env = getenv("ASYNC_COMPILE_CONFIG");
 	struct stat st;
@@ -167,8 +178,16 @@ static void funcs_situation(const char *fn, struct situation *s)
 	js_parse_flags(mf, &s->flags);
 	/* a sub-make reading its makefiles finds the jobserver in its environment */
 	have = js_parse_auth(mf, &a);
-	if (!have)
-		have = js_parse_auth(envmf, &a);
+	if (!have && (have = js_parse_auth(envmf, &a)) && a.style == JS_PIPE) {
+		if (env_js_state == 1 && env_js.rfd == a.rfd && env_js.wfd == a.wfd) {
+			a.ident = 1;
+			a.dev = env_js.dev;
+			a.ino = env_js.ino;
+		} else if (env_js_state == -1) {
+			a.ident = 1; /* matches nothing: reported as not open */
+			a.dev = (dev_t)-1;
+		}
+	}
 	if (have) {
 		if (engine_set_slots(&a, 1, &warn) < 0 && !warned++)
 			engine_log("%s: %s", fn, (char *)warn.data);

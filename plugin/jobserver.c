@@ -212,6 +212,20 @@ int js_cmdline_jobs(void)
 	return jobs;
 }
 
+int js_identify(struct js_auth *a)
+{
+	struct stat st, st2;
+
+	if (a->style != JS_PIPE || fcntl(a->rfd, F_GETFD) < 0 || fcntl(a->wfd, F_GETFD) < 0 ||
+	    fstat(a->rfd, &st) < 0 || fstat(a->wfd, &st2) < 0 || !S_ISFIFO(st.st_mode) ||
+	    st.st_ino != st2.st_ino || st.st_dev != st2.st_dev)
+		return -1;
+	a->ident = 1;
+	a->dev = st.st_dev;
+	a->ino = st.st_ino;
+	return 0;
+}
+
 static int js_fd_ok(int fd)
 {
 	return fd >= 0 && fcntl(fd, F_GETFD) >= 0;
@@ -237,6 +251,12 @@ int js_open(struct jobserver *js, const struct js_auth *a, struct buf *err)
 		    !S_ISFIFO(st.st_mode) || st.st_ino != st2.st_ino || st.st_dev != st2.st_dev) {
 			buf_addf(err, "jobserver descriptors %d,%d are not the two ends of one pipe; "
 				 "running one job at a time", a->rfd, a->wfd);
+			return -1;
+		}
+		if (a->ident && (st.st_dev != a->dev || st.st_ino != a->ino)) {
+			buf_addf(err, "jobserver descriptors %d,%d are not open "
+				 "(recursive make run without '+'?); running one job at a time",
+				 a->rfd, a->wfd);
 			return -1;
 		}
 		snprintf(path, sizeof path, "/proc/self/fd/%d", a->rfd);

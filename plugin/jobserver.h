@@ -30,6 +30,9 @@ struct js_auth {
 	enum js_style style;
 	int rfd, wfd;   /* JS_PIPE */
 	char *path;     /* JS_FIFO, malloc'd */
+	int ident;      /* JS_PIPE: dev/ino below must match (see js_identify) */
+	dev_t dev;
+	ino_t ino;
 };
 
 struct jobserver {
@@ -56,6 +59,15 @@ struct make_flags {
 int js_parse_auth(const char *makeflags, struct js_auth *a);
 void js_auth_release(struct js_auth *a);
 int js_auth_equal(const struct js_auth *a, const struct js_auth *b);
+
+/*
+ * Record which pipe the descriptors of a JS_PIPE auth are, now.  The plugin
+ * calls it at load time, before it opens anything: later the same numbers
+ * may name the plugin's own pipes (make closes the jobserver descriptors
+ * of a sub-make it did not know was recursive).  Returns 0, or -1 if they
+ * are not the two ends of one pipe now.
+ */
+int js_identify(struct js_auth *a);
 
 /* Flags from a MAKEFLAGS value (first word of single letters, -jN). */
 void js_parse_flags(const char *makeflags, struct make_flags *f);
