@@ -56,7 +56,7 @@ static struct engine {
 	.lock = PTHREAD_MUTEX_INITIALIZER,
 	.done = PTHREAD_COND_INITIALIZER,
 	.wake = { -1, -1 },
-	.js = { .rfd = -1, .wfd = -1 },
+	.js = { .rfd = -1, .wfd = -1, .make_wfd = -1 },
 	.limit = 1,
 };
 
@@ -332,16 +332,11 @@ void engine_on_result(int64_t id, const struct result_msg *res)
  * reads tokens back until EOF - before any atexit handler of ours runs.
  * Jobs never waited for that hold tokens would keep it waiting (forever,
  * for a job that never ends).  make closing its end is the sign: the jobs
- * are killed and their tokens given back.  (Pipe style only: make's fifo
- * descriptors are not visible to us.)
+ * are killed and their tokens given back.
  */
 static int engine_make_draining(void)
 {
-	struct stat st;
-
-	if (!E.js_active || !E.js.held || E.js.auth.style != JS_PIPE)
-		return 0;
-	return fstat(E.js.auth.wfd, &st) < 0 || st.st_dev != E.js.dev || st.st_ino != E.js.ino;
+	return E.js_active && E.js.held && js_make_draining(&E.js);
 }
 
 /* Stop every job and give every token back.  Lock held, I/O thread. */
@@ -387,7 +382,7 @@ static void *engine_main(void *arg)
 		/* pollfds may itself report jobs (failed starts): schedule again */
 		if (E.results != seen)
 			timeout = 0;
-		if (E.js.held && E.js.auth.style == JS_PIPE &&
+		if (E.js.held && E.js.make_wfd >= 0 &&
 		    (timeout < 0 || timeout > DRAIN_CHECK_MS))
 			timeout = DRAIN_CHECK_MS;
 		pthread_mutex_unlock(&E.lock);

@@ -231,13 +231,37 @@ static int js_fd_ok(int fd)
 	return fd >= 0 && fcntl(fd, F_GETFD) >= 0;
 }
 
+/* make's write descriptor on the fifo: the one opened write-only that is not ours */
+static int js_find_make_wfd(const struct jobserver *js)
+{
+	struct stat st;
+
+	for (int fd = 3; fd < 1024; fd++) {
+		if (fd == js->rfd || fstat(fd, &st) < 0 || st.st_dev != js->dev || st.st_ino != js->ino)
+			continue;
+		int fl = fcntl(fd, F_GETFL);
+		if (fl >= 0 && (fl & O_ACCMODE) == O_WRONLY)
+			return fd;
+	}
+	return -1;
+}
+
+int js_make_draining(const struct jobserver *js)
+{
+	struct stat st;
+
+	if (js->make_wfd < 0)
+		return 0;
+	return fstat(js->make_wfd, &st) < 0 || st.st_dev != js->dev || st.st_ino != js->ino;
+}
+
 int js_open(struct jobserver *js, const struct js_auth *a, struct buf *err)
 {
 	struct stat st, st2;
 	char path[64];
 
 	memset(js, 0, sizeof *js);
-	js->rfd = js->wfd = -1;
+	js->rfd = js->wfd = js->make_wfd = -1;
 	js->auth = *a;
 	js->auth.path = NULL;
 	if (a->style == JS_PIPE) {
@@ -281,6 +305,7 @@ int js_open(struct jobserver *js, const struct js_auth *a, struct buf *err)
 	}
 	js->dev = st.st_dev;
 	js->ino = st.st_ino;
+	js->make_wfd = a->style == JS_PIPE ? a->wfd : js_find_make_wfd(js);
 	return 0;
 }
 
@@ -364,7 +389,7 @@ void js_close(struct jobserver *js)
 		close(js->rfd);
 	if (js->wfd >= 0)
 		close(js->wfd);
-	js->rfd = js->wfd = -1;
+	js->rfd = js->wfd = js->make_wfd = -1;
 	js->held = 0;
 	free(js->auth.path);
 	js->auth.path = NULL;

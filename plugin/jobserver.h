@@ -40,6 +40,7 @@ struct jobserver {
 	int rfd;        /* our private read description, non-blocking */
 	int wfd;        /* our write end while held > 0, else -1 */
 	unsigned held;  /* tokens we hold */
+	int make_wfd;   /* make's own write end (pipe: W; fifo: found in /proc), or -1 */
 	dev_t dev;
 	ino_t ino;      /* identity of the pipe/fifo, to notice fd reuse */
 };
@@ -91,6 +92,11 @@ int js_open(struct jobserver *js, const struct js_auth *a, struct buf *err);
 int js_try_acquire(struct jobserver *js, unsigned char *tok);
 /* Give back a token read by js_try_acquire.  0, or -1 (errno). */
 int js_release(struct jobserver *js, unsigned char tok);
+/*
+ * The top-level make closes its write end when it starts reading every
+ * token back at exit: true once make_wfd no longer is this jobserver.
+ */
+int js_make_draining(const struct jobserver *js);
 /* Close everything.  The caller gives back the tokens it holds first. */
 void js_close(struct jobserver *js);
 

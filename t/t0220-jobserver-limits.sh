@@ -94,4 +94,46 @@ run_make -j3
 ok "\$(error) in a recipe: make exits 2 without token message" \
 	sh -c '[ "$0" -eq 2 ] && ! grep -q INTERNAL err' "$make_status"
 
+# Workers started lazily by the I/O thread die with it (parent-death
+# signal): tearing the pool down must not hit make with SIGPIPE.
+write_config "workers: 2" "warm: false"
+write_mk Makefile <<'EOF2'
+load @PLUGIN@
+$(async-try a,true)
+$(async-wait)
+all: ; @:
+EOF2
+bad=0
+for i in 1 2 3 4 5 6 7 8 9 10; do run_make; [ "$make_status" -eq 0 ] || bad=$((bad + 1)); done
+ok "warm: false, 10 runs: make always exits 0 (no SIGPIPE at exit)" expect_eq 0 "$bad" "failed runs"
+write_config "workers: 8"
+
+# Jobs started while makefiles are read hold no token; once recipes run,
+# they stand in for tokens instead of being added on top.
+{
+	echo "load $ASYNC_PLUGIN"
+	for i in 1 2 3 4; do printf '$(async-try p%d,%s)\n' "$i" "$(span_cmd "$TRASH/log" "p$i" 0.6)"; done
+	echo 'all:'
+	printf '\t$(foreach i,1 2 3,$(async-try r$i,%s))\n' "$(span_cmd "$TRASH/log" 'r$i' 0.2)"
+	printf '\t$(async-wait)\n'
+} >Makefile
+rm -f log; run_make -s -j4
+ok "parse-time jobs still running when recipes start: no more than -j4 + implicit" \
+	sh -c '[ "$(sort -n log | awk "{c+=\$2; if(c>m)m=c} END{print m}")" -le 4 ] || { sort -n log; exit 1; }'
+
+# A recipe queues jobs and never waits: at exit the top-level make reads
+# its tokens back; the jobs are killed and the tokens returned, no hang.
+M=$$
+write_mk Makefile <<EOF2
+load @PLUGIN@
+all: a b
+a: ; \$(foreach i,1 2 3,\$(async-try s\$i,sleep 1204.$M))
+b: ; @sleep 0.3
+EOF2
+TEST_MAKE_TIMEOUT=30 run_make -j3
+ok "unwaited jobs holding tokens: make exits by itself" expect_eq 0 "$make_status" "exit status"
+ok "unwaited jobs holding tokens: no token message" expect_no_grep INTERNAL err
+ok "unwaited jobs holding tokens: a warning says they were killed" expect_grep 'never waited for' err
+ok "unwaited jobs holding tokens: no job is left" sh -c "! pgrep -f '[s]leep 1204.$M'"
+
 done_testing

@@ -47,7 +47,7 @@ static void test_parse_flags(void)
 static void test_tokens(void)
 {
 	struct jobserver js;
-	struct js_auth a = { JS_PIPE, -1, -1, NULL };
+	struct js_auth a = { .style = JS_PIPE, .rfd = -1, .wfd = -1 };
 	struct buf err = BUF_INIT;
 	int p[2];
 	unsigned char t1, t2, t3, back[8];
@@ -68,6 +68,35 @@ static void test_tokens(void)
 						   (back[0] == 'y' && back[1] == 'x')),
 	   "the same bytes came back");
 	ok(js_try_acquire(&js, &t1) == 0 && js.wfd < 0, "an empty pipe leaves no write end open");
+	ok(!js_make_draining(&js), "make's write end is open: not draining");
+	js_close(&js);
+
+	/* identity recorded now must still match later */
+	ok(js_identify(&a) == 0 && a.ident, "a live pipe is identified");
+	{
+		int q[2];
+		struct js_auth other = a;
+
+		if (pipe(q) < 0)
+			abort();
+		other.rfd = q[0];
+		other.wfd = q[1];
+		buf_reset(&err);
+		ok(js_open(&js, &other, &err) == -1, "another pipe under the recorded identity is refused");
+		close(q[0]);
+		close(q[1]);
+	}
+	ok(js_open(&js, &a, &err) == 0, "the identified pipe opens");
+	(void)!write(p[1], "z", 1);
+	ok(js_try_acquire(&js, &t1) == 1, "token taken");
+	{
+		int saved = dup(p[1]);
+		close(p[1]);  /* what the top-level make does at exit */
+		ok(js_make_draining(&js), "make closing its write end is seen");
+		ok(js_release(&js, t1) == 0, "the token still goes back through our own write end");
+		(void)!dup2(saved, p[1]);
+		close(saved);
+	}
 	js_close(&js);
 
 	/* make closed its write end and the number now names a file */
@@ -94,7 +123,7 @@ static void test_fifo(void)
 {
 	char dir[] = "/tmp/js-test.XXXXXX", path[64];
 	struct jobserver js;
-	struct js_auth a = { JS_FIFO, -1, -1, path };
+	struct js_auth a = { .style = JS_FIFO, .rfd = -1, .wfd = -1, .path = path };
 	struct buf err = BUF_INIT;
 	unsigned char t;
 	int r, w;
@@ -107,9 +136,13 @@ static void test_fifo(void)
 	w = open(path, O_WRONLY);
 	(void)!write(w, "z", 1);
 	ok(js_open(&js, &a, &err) == 0, "open a fifo jobserver");
+	ok(js.make_wfd == w, "make's write descriptor on the fifo is found (%d)", js.make_wfd);
 	ok(js_try_acquire(&js, &t) == 1 && t == 'z', "fifo token read");
 	ok(js_release(&js, t) == 0, "fifo token returned");
 	ok(read(r, &t, 1) == 1 && t == 'z', "fifo holds the byte again");
+	close(w);
+	ok(js_make_draining(&js), "fifo: make closing its write end is seen");
+	w = open("/dev/null", O_WRONLY);
 	js_close(&js);
 	close(r);
 	close(w);
