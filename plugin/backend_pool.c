@@ -55,6 +55,9 @@ static void pb_reap(void *ctx, pid_t pid)
 static void pb_log(void *ctx, const char *msg)
 {
 	(void)ctx;
+	/* the pool's lines already carry the prefix engine_log adds */
+	if (!strncmp(msg, "asynccompile: ", 14))
+		msg += 14;
 	engine_log("%s", msg);
 }
 

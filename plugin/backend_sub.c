@@ -16,6 +16,8 @@
 #include "plugin.h"
 
 #define SUB_MAX_RESTARTS 3
+/* a supervisor that never answers HELLO counts as dead */
+#define SUB_HELLO_MS 10000
 
 struct inflight {
 	int64_t id;
@@ -30,6 +32,7 @@ struct sub {
 	int to, from;         /* -1 when no supervisor runs */
 	pid_t pid;
 	int ready;            /* HELLO answered */
+	int64_t launched_ns;
 	int deaths;           /* in a row, without a result in between */
 	struct frame_decoder dec;
 	struct buf out;
@@ -65,6 +68,7 @@ static int sub_launch(struct sub *s)
 	}
 	fcntl(s->to, F_SETFL, O_NONBLOCK);
 	fcntl(s->from, F_SETFL, O_NONBLOCK);
+	s->launched_ns = proto_now_ns();
 	msg_put_hello(&hello, &h);
 	frame_put(&s->out, PROTO_ID_CONTROL, hello.data, hello.len);
 	buf_release(&hello);
@@ -185,7 +189,17 @@ static size_t sub_pollfds(struct backend *b, struct pollfd *fds, size_t max, int
 	struct sub *s = (struct sub *)b;
 	size_t n = 0;
 
-	(void)timeout_ms;
+	if (s->to >= 0 && !s->ready) {
+		int64_t left = SUB_HELLO_MS - (proto_now_ns() - s->launched_ns) / 1000000;
+
+		if (left <= 0) {
+			if (s->pid > 0)
+				kill(s->pid, SIGKILL);
+			sub_died(s, "it did not answer the handshake");
+		} else if (*timeout_ms < 0 || *timeout_ms > left) {
+			*timeout_ms = (int)left;
+		}
+	}
 	if (s->from >= 0 && n < max)
 		fds[n++] = (struct pollfd){ .fd = s->from, .events = POLLIN };
 	if (s->to >= 0 && s->out.len && n < max)
@@ -302,11 +316,22 @@ static void sub_destroy(struct backend *b, int64_t grace_ms)
 	struct sub *s = (struct sub *)b;
 
 	if (s->to >= 0) {
-		/* a shutdown frame, then EOF: either ends every job */
-		int fl = fcntl(s->to, F_GETFL);
-		fcntl(s->to, F_SETFL, fl & ~O_NONBLOCK);
-		buf_reset(&s->out);
-		frame_write_all(s->to, PROTO_ID_SHUTDOWN, NULL, 0);
+		/*
+		 * A shutdown frame after whatever is queued (cutting a frame
+		 * short would only earn a protocol complaint), then EOF;
+		 * either ends every job.  Bounded: a stuck supervisor gets EOF.
+		 */
+		int64_t until = proto_now_ns() + 1000 * 1000000LL;
+
+		frame_put(&s->out, PROTO_ID_SHUTDOWN, NULL, 0);
+		while (s->out.len && proto_now_ns() < until) {
+			struct pollfd pfd = { .fd = s->to, .events = POLLOUT };
+
+			if (poll(&pfd, 1, 100) < 0 && errno != EINTR)
+				break;
+			if (frame_flush(s->to, &s->out) < 0)
+				break;
+		}
 		close(s->to);
 		s->to = -1;
 		/*

@@ -102,7 +102,10 @@ int spawn_fork_worker(int index, int *to_child, int *from_child, pid_t *pid)
 		sigprocmask(SIG_SETMASK, &none, NULL);
 		if (dup2(to[0], 0) < 0 || dup2(from[1], 1) < 0)
 			_exit(126);
-		close_range(3, ~0U, 0);
+		/* make's descriptors (a jobserver write end!) must not live on here */
+		if (close_range(3, ~0U, 0) < 0)
+			for (int fd = 3; fd < 65536; fd++)
+				close(fd);
 		_exit(worker_main(0, 1, index));
 	}
 	close(to[0]);
