@@ -1,16 +1,8 @@
 #!/bin/sh
 # The worker pool behind `asynccompile-worker --supervise`: how a job's
 # command is run and what comes back, driven by t/helpers/pool-client.
-here=$PWD
 . "$(dirname "$0")/lib.sh"
-
-WORKER=${ASYNC_COMPILE_WORKER:-$TEST_ROOT/worker/asynccompile-worker}
-CLIENT=$TEST_HELPERDIR/pool-client
-# Relative paths in the environment are relative to where prove ran.
-case $WORKER in /*) ;; *) WORKER=$here/$WORKER ;; esac
-case $CLIENT in /*) ;; *) CLIENT=$here/$CLIENT ;; esac
-[ -x "$WORKER" ] || skip_all "no $WORKER (run make)"
-[ -x "$CLIENT" ] || skip_all "no $CLIENT (run make test-build)"
+pool_init
 
 # job [client options] CMD: one job on a 2-worker pool; result lines in
 # ./res, the job's stdout in ./out, client diagnostics in ./log.

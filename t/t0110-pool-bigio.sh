@@ -1,16 +1,8 @@
 #!/bin/sh
 # Big output on both streams while stdin is still being fed: the runner
 # must poll all three pipes (a naive read-stdout-then-stderr deadlocks).
-here=$PWD
 . "$(dirname "$0")/lib.sh"
-
-WORKER=${ASYNC_COMPILE_WORKER:-$TEST_ROOT/worker/asynccompile-worker}
-CLIENT=$TEST_HELPERDIR/pool-client
-# Relative paths in the environment are relative to where prove ran.
-case $WORKER in /*) ;; *) WORKER=$here/$WORKER ;; esac
-case $CLIENT in /*) ;; *) CLIENT=$here/$CLIENT ;; esac
-[ -x "$WORKER" ] || skip_all "no $WORKER (run make)"
-[ -x "$CLIENT" ] || skip_all "no $CLIENT (run make test-build)"
+pool_init
 
 t_bigio() {
 	"$CLIENT" "$WORKER" 2 bigio 10 >res 2>log || { cat res log; return 1; }

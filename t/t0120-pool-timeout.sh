@@ -1,52 +1,9 @@
 #!/bin/sh
 # Timeouts, cancellation and the end of a job's process group.
-here=$PWD
 . "$(dirname "$0")/lib.sh"
-
-WORKER=${ASYNC_COMPILE_WORKER:-$TEST_ROOT/worker/asynccompile-worker}
-CLIENT=$TEST_HELPERDIR/pool-client
-# Relative paths in the environment are relative to where prove ran.
-case $WORKER in /*) ;; *) WORKER=$here/$WORKER ;; esac
-case $CLIENT in /*) ;; *) CLIENT=$here/$CLIENT ;; esac
-[ -x "$WORKER" ] || skip_all "no $WORKER (run make)"
-[ -x "$CLIENT" ] || skip_all "no $CLIENT (run make test-build)"
+pool_init
 
 now_ms() { echo $(( $(date +%s%N) / 1000000 )); }
-
-# A zombie waiting for a reaper that may never come (PID 1 here need not
-# reap) is as good as gone.
-alive() {
-	[ -r "/proc/$1/stat" ] && ! sed 's/.*) //' "/proc/$1/stat" 2>/dev/null | grep -q '^Z'
-}
-
-# gone: every process named in ./pids (written by pool-client -p) has
-# exited, and so has every member of each job's process group (a job's pid
-# is its group id); polled for at most 5 s.  Pid-based, so runs of the
-# suite in parallel cannot confuse it.
-gone() {
-	i=0
-	while :; do
-		left=
-		while read -r what pid; do
-			case $what in
-			job)
-				for p in $(pgrep -g "$pid"); do
-					alive "$p" && left="$left $p"
-				done ;;
-			supervisor|worker)
-				alive "$pid" && left="$left $pid" ;;
-			esac
-		done <pids
-		[ -z "$left" ] && return 0
-		i=$((i + 1))
-		if [ $i -gt 100 ]; then
-			echo "still alive:$left"; cat pids
-			ps -o pid,ppid,pgid,stat,args -p "$(echo $left | tr ' ' ,)"
-			return 1
-		fi
-		sleep 0.05
-	done
-}
 
 t_timeout() {
 	rm -f pids

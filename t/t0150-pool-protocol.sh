@@ -1,16 +1,8 @@
 #!/bin/sh
 # A peer that breaks the protocol gets a clear error and the supervisor or
 # worker exits non-zero at once: never a crash, never a hang.
-here=$PWD
 . "$(dirname "$0")/lib.sh"
-
-WORKER=${ASYNC_COMPILE_WORKER:-$TEST_ROOT/worker/asynccompile-worker}
-CLIENT=$TEST_HELPERDIR/pool-client
-# Relative paths in the environment are relative to where prove ran.
-case $WORKER in /*) ;; *) WORKER=$here/$WORKER ;; esac
-case $CLIENT in /*) ;; *) CLIENT=$here/$CLIENT ;; esac
-[ -x "$WORKER" ] || skip_all "no $WORKER (run make)"
-[ -x "$CLIENT" ] || skip_all "no $CLIENT (run make test-build)"
+pool_init
 
 # malformed KIND MESSAGE: the supervisor answers with an ERROR frame saying
 # MESSAGE, says it on stderr too, and exits 1.
