@@ -35,10 +35,11 @@ UNIT_SRC = $(wildcard t/unit/*.c)
 UNIT = $(UNIT_SRC:.c=.t)
 
 # Make implementations the suite runs against; the CI script builds 4.4.1.
-MAKE44 = $(firstword $(wildcard build/make-4.4.1/make))
+MAKE44 = $(abspath $(firstword $(wildcard build/make-4.4.1/make)))
 TEST_MAKES = $(shell command -v make) $(MAKE44)
 PROVE = prove
-PROVEFLAGS =
+# failed tests and every diagnostic (measured numbers) show in CI logs
+PROVEFLAGS = --failures --comments
 SHELL_TESTS = $(sort $(wildcard t/t[0-9]*.sh))
 
 all: $(PLUGIN) $(WORKER)

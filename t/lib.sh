@@ -13,6 +13,8 @@ set -u
 TEST_CWD=$PWD
 TEST_ROOT=$(cd "$(dirname "$0")/.." && pwd)
 TEST_MAKE=${TEST_MAKE:-make}
+# tests run make from their scratch directory: a relative path would break
+case $TEST_MAKE in /*) ;; */*) TEST_MAKE=$TEST_CWD/$TEST_MAKE ;; esac
 ASYNC_PLUGIN=${ASYNC_PLUGIN:-$TEST_ROOT/asynccompile.so}
 TEST_HELPERDIR=${TEST_HELPERDIR:-$TEST_ROOT/t/helpers}
 export ASYNC_PLUGIN TEST_HELPERDIR

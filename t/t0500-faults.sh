@@ -53,8 +53,13 @@ $(info results=$(foreach i,1 2 3 4 5 6,$(j$i.status)$(j$i.out)))
 all: ; @:
 EOF2
 	rm -f started.*
-	( wait_until test -e started.1 &&
-	  pkill -KILL -f "asynccompile-worker --supervise" ) &
+	# only this test's supervisor: the one working in this directory
+	kill_my_supervisor() {
+		for p in $(pgrep -f "asynccompile-worker --supervise"); do
+			[ "$(readlink "/proc/$p/cwd")" = "$TRASH" ] && kill -KILL "$p"
+		done
+	}
+	( wait_until test -e started.1 && kill_my_supervisor ) &
 	killer=$!
 	run_make -j2
 	wait $killer
