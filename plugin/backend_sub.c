@@ -150,7 +150,8 @@ static int sub_submit(struct backend *b, int64_t id, const void *job, size_t len
 	struct sub *s = (struct sub *)b;
 	struct inflight *f;
 
-	if (s->nfl >= s->workers)
+	/* the engine may queue up to `workers` jobs ahead in the supervisor */
+	if (s->nfl >= 2 * s->workers)
 		return -1;
 	if (s->to < 0 && sub_launch(s) < 0) {
 		struct result_msg r;
@@ -373,7 +374,7 @@ struct backend *backend_subprocess_new(const char *worker_exe, int workers, stru
 	struct sub *s = calloc(1, sizeof *s);
 
 	if (!s || !(s->exe = strdup(worker_exe)) ||
-	    !(s->fl = calloc((size_t)workers, sizeof *s->fl))) {
+	    !(s->fl = calloc(2 * (size_t)workers, sizeof *s->fl))) {
 		buf_addstr(err, "out of memory");
 		if (s)
 			free(s->exe);

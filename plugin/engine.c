@@ -195,9 +195,6 @@ static void engine_dispatch(struct job *j, enum job_slot slot, unsigned char tok
 	j->state = JOB_RUNNING;
 	j->dispatched_ns = proto_now_ns();
 	E.st.bytes_out += j->payload.len;
-	E.st.running++;
-	if (E.st.running > E.st.max_running)
-		E.st.max_running = E.st.running;
 	/* may report the job finished at once (e.g. no pool could start) */
 	E.backend->ops->submit(E.backend, j->id, j->payload.data, j->payload.len, j->retries);
 	buf_release(&j->payload);
@@ -206,8 +203,18 @@ static void engine_dispatch(struct job *j, enum job_slot slot, unsigned char tok
 /* Start every queued job a slot is free for.  Lock held. */
 static void engine_schedule(void)
 {
+	/*
+	 * Without a jobserver and with a limit the pool cannot exceed, the
+	 * pool itself keeps the budget: hand it up to `workers` more jobs to
+	 * queue, so a worker that finishes starts the next job at once
+	 * instead of waiting for a round trip through this thread.  Under a
+	 * jobserver a token is only taken for a job that starts now.
+	 */
+	int ahead = !E.js_active && E.limit >= E.workers ? E.workers : 0;
+	int room = E.backend->ops->free_slots(E.backend) + ahead;
+
 	E.want_token = 0;
-	while (E.qhead && E.backend->ops->free_slots(E.backend) > 0) {
+	for (; E.qhead && room > 0; room--) {
 		unsigned char tok = 0;
 
 		if (!E.implicit_busy) {
@@ -255,7 +262,7 @@ static void engine_schedule(void)
 			E.limit = 1;
 			return;
 		}
-		if (E.limit_running + 1 < E.limit) {
+		if (ahead || E.limit_running + 1 < E.limit) {
 			E.limit_running++;
 			engine_dispatch(E.qhead, SLOT_LIMIT, 0);
 			continue;
@@ -287,9 +294,13 @@ void engine_on_started(int64_t id, const struct started_msg *m)
 {
 	struct job *j = id > 0 && (size_t)id < E.capbyid ? E.byid[id] : NULL;
 
-	if (j && j->state == JOB_RUNNING) {
+	if (j && j->state == JOB_RUNNING && !j->started_ns) {
 		j->started_ns = proto_now_ns();
 		j->worker = m->worker;
+		/* running = started by a worker, not merely handed to the pool */
+		E.st.running++;
+		if (E.st.running > E.st.max_running)
+			E.st.max_running = E.st.running;
 	}
 }
 
@@ -312,7 +323,8 @@ void engine_on_result(int64_t id, const struct result_msg *res)
 	j->res.worker = res->worker;
 	j->res.attempts = res->attempts;
 	j->state = JOB_DONE;
-	E.st.running--;
+	if (j->started_ns)
+		E.st.running--;
 	E.st.completed++;
 	if (res->status)
 		E.st.failed++;

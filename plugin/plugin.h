@@ -105,7 +105,7 @@ struct backend {
 struct backend_ops {
 	/* Start workers now (warm).  0 or -1. */
 	int (*warm)(struct backend *b);
-	/* How many more jobs it takes now. */
+	/* How many more jobs it can start now (negative: that many queued). */
 	int (*free_slots)(struct backend *b);
 	/* Send a job (payload is an encoded MSG_JOB, copied). */
 	int (*submit)(struct backend *b, int64_t id, const void *job, size_t len, uint32_t retries);

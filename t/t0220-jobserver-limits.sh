@@ -24,6 +24,16 @@ ok "bundled -kj3 is understood" expect_eq 3 "$(max_overlap log)" "max overlap"
 rm -f log; run_make --jobs 2
 ok "--jobs 2 is understood" expect_eq 2 "$(max_overlap log)" "max overlap"
 
+# -j8 with a pool of 2: the pool holds jobs queued ahead, never more
+# than its workers run at once, and stats count started jobs only.
+write_config "workers: 2"
+{ echo "load $ASYNC_PLUGIN"; queue_spans 6 0.2; echo '$(async-wait)'; echo '$(info $(async-stats))'; echo 'all: ; @:'; } >Makefile
+rm -f log; run_make -j8
+ok "-j8, workers: 2: at most two jobs at once" expect_eq 2 "$(max_overlap log)" "max overlap"
+ok "-j8, workers: 2: max_running counts started jobs" expect_grep 'max_running=2 ' out
+write_config "workers: 8"
+{ echo "load $ASYNC_PLUGIN"; queue_spans 6 0.3; echo '$(async-wait)'; echo 'all: ; @:'; } >Makefile
+
 # A jobserver we own with three distinct token bytes: the plugin may run
 # one job on its implicit slot plus one per token, and must give back the
 # very bytes it read.
