@@ -5,6 +5,7 @@
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <sys/stat.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -111,9 +112,16 @@ int trace_write(const char *path)
 	buf_addstr(&b, "\n]}\n");
 	pthread_mutex_unlock(&trace_lock);
 
-	/* write a sibling file and rename it, so a reader never sees half */
-	buf_addf(&tmp, "%s.tmp%d", path, (int)pid);
-	fd = open((char *)tmp.data, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	/*
+	 * Write a sibling file and rename it, so a reader never sees half.
+	 * mkostemp: a fresh name that nobody can have planted (a link or a
+	 * file of someone else's), created 0600; then readable like any
+	 * build output.
+	 */
+	buf_addf(&tmp, "%s.XXXXXX", path);
+	fd = mkostemp((char *)tmp.data, O_CLOEXEC);
+	if (fd >= 0)
+		(void)fchmod(fd, 0644);
 	if (fd < 0) {
 		ret = -1;
 	} else {

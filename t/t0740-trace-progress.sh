@@ -14,6 +14,8 @@ run_make -s
 ok "make with trace: succeeds" expect_make_ok
 ok "the trace is valid JSON with one span per job" \
 	"$TEST_HELPERDIR/check-trace.py" "$TRASH/trace.json" p1 p2 p3 p4 c1
+ok "no temporary trace file is left behind" sh -c '[ "$(ls trace.json* | wc -l)" -eq 1 ]'
+ok "the trace is readable, not executable" sh -c '[ "$(stat -c %a trace.json)" = 644 ]'
 ok "commands are escaped in the trace" grep -q 'quote\\\\\\" back\\\\\\\\slash' trace.json
 
 write_config "workers: 2" "trace: $TRASH/no/such/dir/trace.json"
