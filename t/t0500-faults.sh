@@ -84,6 +84,38 @@ diag "timeout 1s + kill_grace 300ms: job ended after $(( (end - start) / 1000000
 ok "a job ignoring SIGTERM is stopped by the timeout with 124" expect_grep '^hang=124$' out
 ok "its children are gone too" gone "sleep 1201.$M"
 
+# A job whose processes leave its process group (timeout(1) does) must
+# not outlive it: the worker, a child subreaper, kills what is left.
+write_config "workers: 2" "timeout: 1s" "kill_grace: 300ms"
+write_mk Makefile <<EOF2
+load @PLUGIN@
+\$(async-try esc,timeout 60 sleep 1206.$M; echo never)
+\$(async-try esc2,timeout 60 sleep 1206.$M & echo left-behind)
+\$(async-wait)
+\$(info esc=\$(esc.status) esc2=\$(esc2.status):\$(esc2.out))
+all: ; @:
+EOF2
+run_make
+ok "processes that left the job's group: the job still times out" expect_grep '^esc=124 esc2=0:left-behind$' out
+ok "processes that left the job's group are gone afterwards" wait_until gone "sleep 1206.$M"
+
+# A job touching the terminal must fail, not stop forever on SIGTTIN.
+if command -v script >/dev/null 2>&1; then
+	write_config "workers: 2"
+	write_mk Makefile <<'EOF2'
+load @PLUGIN@
+$(async-try tty,read x </dev/tty)
+$(async-wait)
+$(info tty=$(tty.status))
+all: ; @:
+EOF2
+	timeout 30 script -qec "$MAKE_UT" /dev/null >tty.out 2>&1 </dev/null; rc=$?
+	ok "a job reading /dev/tty under a terminal fails at once instead of hanging" \
+		sh -c '[ "$0" -eq 0 ] && grep -q "^tty=[1-9]" tty.out || { echo "rc=$0"; cat tty.out; exit 1; }' "$rc"
+else
+	skip "job and terminal: script(1) is not installed"
+fi
+
 # Ctrl-C: SIGINT to make's whole process group while long jobs run.
 write_config "workers: 2"
 write_mk Makefile <<EOF2

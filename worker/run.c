@@ -267,12 +267,17 @@ static int run_spawn_argv(struct run_state *st, const char *path, char **argv,
 		rc = posix_spawn_file_actions_addchdir_np(&fa, job->cwd);
 	if (!rc)
 		rc = posix_spawn_file_actions_addclosefrom_np(&fa, 3);
+	/*
+	 * A session of its own, not just a process group: in make's session
+	 * the job would be a background group on make's terminal, and one
+	 * touching /dev/tty (an ssh prompt) would be stopped by SIGTTIN
+	 * forever.  Without a controlling terminal that open fails at once.
+	 * The session leader's pid is still its process group id.
+	 */
 	if (!rc)
-		rc = posix_spawnattr_setflags(&at, POSIX_SPAWN_SETPGROUP |
+		rc = posix_spawnattr_setflags(&at, POSIX_SPAWN_SETSID |
 					      POSIX_SPAWN_SETSIGMASK |
 					      POSIX_SPAWN_SETSIGDEF);
-	if (!rc)
-		rc = posix_spawnattr_setpgroup(&at, 0);
 	if (!rc)
 		rc = posix_spawnattr_setsigmask(&at, &none);
 	if (!rc)
@@ -725,13 +730,50 @@ int run_signals_open(const int *sigs)
 int run_signals_drain(int fd)
 {
 	unsigned char c[64];
-	int last = 0;
+	int sig = 0;
 	ssize_t n;
 
+	/* a SIGINT followed by the SIGCHLD of a dying worker must not be lost */
 	while ((n = read(fd, c, sizeof c)) > 0 || (n < 0 && errno == EINTR))
-		if (n > 0)
-			last = c[n - 1];
-	return last;
+		for (ssize_t i = 0; i < n; i++)
+			if (!sig || (sig == SIGCHLD && c[i] != SIGCHLD))
+				sig = c[i];
+	return sig;
+}
+
+void run_reap_strays(void)
+{
+	char path[64];
+	int rounds;
+
+	snprintf(path, sizeof path, "/proc/self/task/%d/children", (int)getpid());
+	/* bounded: a stray that keeps forking is killed with each generation */
+	for (rounds = 0; rounds < 100; rounds++) {
+		char buf[4096];
+		ssize_t n;
+		int fd = open(path, O_RDONLY | O_CLOEXEC), found = 0;
+
+		if (fd < 0)
+			return;
+		n = read(fd, buf, sizeof buf - 1);
+		close(fd);
+		if (n <= 0)
+			return;
+		buf[n] = 0;
+		for (char *p = buf, *end; *p; p = end) {
+			long pid = strtol(p, &end, 10);
+
+			if (end == p)
+				break;
+			if (pid > 0) {
+				kill((pid_t)pid, SIGKILL);
+				waitpid((pid_t)pid, NULL, 0);
+				found = 1;
+			}
+		}
+		if (!found)
+			return;
+	}
 }
 
 void run_signals_close(int fd)

@@ -102,8 +102,17 @@ int run_is_simple(const char *shell, char *const *shellflags, const char *comman
  * Returns the read end, or -1 with errno.
  */
 int run_signals_open(const int *sigs);
-/* Read every pending signal number; returns the last one, or 0. */
+/*
+ * Read every pending signal number; returns the first one that is not
+ * SIGCHLD, else SIGCHLD if one came, else 0.
+ */
 int run_signals_drain(int fd);
+/*
+ * Kill and reap every child of this process that is left (the worker is a
+ * child subreaper: a job's processes that left its process group, e.g.
+ * under timeout(1) or setsid, are re-parented to it).  Call between jobs.
+ */
+void run_reap_strays(void);
 /* Default dispositions back for the caught signals; both ends closed. */
 void run_signals_close(int fd);
 

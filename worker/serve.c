@@ -19,6 +19,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <unistd.h>
 
 #include "proto.h"
@@ -232,6 +233,8 @@ static int serve_job(struct serve *s)
 	frame_next(&s->dec);
 	r = run_job(&job, &hooks, &res);
 	job_msg_release(&job);
+	/* nothing the job started outlives it, inside its group or not */
+	run_reap_strays();
 	if (r == RUN_DONE) {
 		res.worker = s->index;
 		res.attempts = 1;
@@ -300,6 +303,12 @@ int worker_main(int in_fd, int out_fd, int index)
 	s.out_fd = out_fd;
 	s.index = index;
 	frame_decoder_init(&s.dec);
+	/*
+	 * Processes a job moves out of its process group (timeout(1),
+	 * setsid) become our children when their parent exits, instead of
+	 * init's, so run_reap_strays() can end them.
+	 */
+	prctl(PR_SET_CHILD_SUBREAPER, 1);
 	s.sig_fd = run_signals_open(sigs);
 	if (s.sig_fd < 0) {
 		fprintf(stderr, "asynccompile-worker %d: pipe: %s\n", index,
@@ -317,6 +326,7 @@ int worker_main(int in_fd, int out_fd, int index)
 	if (r == EV_SIGNAL && s.signo != SIGTERM)
 		fprintf(stderr, "asynccompile-worker %d: %s\n", index,
 			strsignal(s.signo));
+	run_reap_strays();
 	frame_decoder_release(&s.dec);
 	run_signals_close(s.sig_fd);
 	if (r == EV_SIGNAL)

@@ -1,0 +1,49 @@
+/* Unit tests for worker/run.c helpers that need no job. */
+#include <fcntl.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "../../worker/run.h"
+#include "tap.h"
+
+static int drained(const unsigned char *bytes, size_t n)
+{
+	int p[2], r;
+
+	if (pipe2(p, O_NONBLOCK) < 0 || write(p[1], bytes, n) != (ssize_t)n)
+		abort();
+	r = run_signals_drain(p[0]);
+	close(p[0]);
+	close(p[1]);
+	return r;
+}
+
+int main(void)
+{
+	unsigned char a[] = { SIGINT, SIGCHLD };
+	unsigned char b[] = { SIGCHLD, SIGCHLD, SIGTERM, SIGCHLD };
+	unsigned char c[] = { SIGCHLD, SIGCHLD };
+
+	ok(drained(a, 2) == SIGINT, "SIGINT then SIGCHLD: SIGINT is not lost");
+	ok(drained(b, 4) == SIGTERM, "SIGTERM among SIGCHLDs is found");
+	ok(drained(c, 2) == SIGCHLD, "only SIGCHLD: SIGCHLD");
+	ok(drained(NULL, 0) == 0, "nothing pending: 0");
+
+	/* a grandchild re-parented to us (subreaper) is killed and reaped */
+	prctl(PR_SET_CHILD_SUBREAPER, 1);
+	pid_t kid = fork();
+	if (kid == 0) {
+		if (fork() == 0) {
+			pause();
+			_exit(0);
+		}
+		_exit(0);
+	}
+	waitpid(kid, NULL, 0);
+	run_reap_strays();
+	ok(waitpid(-1, NULL, WNOHANG) < 0, "no child left after run_reap_strays");
+	return done_testing();
+}
