@@ -397,7 +397,18 @@ static void run_stop(struct run_state *st, enum run_stop why)
 {
 	int64_t now = run_now_ms(), grace = st->job->kill_grace_ms;
 
-	if (st->reaped || why <= st->stop)
+	if (st->reaped) {
+		/*
+		 * Shutdown, a signal or EOF while the exited job's output is
+		 * still drained: stop draining and let the caller act on it.
+		 */
+		if (why == STOP_ABANDON) {
+			st->stop = why;
+			st->drain_until = now;
+		}
+		return;
+	}
+	if (why <= st->stop)
 		return;
 	if (why == STOP_ABANDON && grace > RUN_ABANDON_GRACE_MS)
 		grace = RUN_ABANDON_GRACE_MS;
