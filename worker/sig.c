@@ -1,0 +1,129 @@
+/*
+ * sig.c - process-level helpers of the worker and the supervisor: signals
+ * turned into bytes on a self-pipe, and reaping what a job left behind.
+ * Declared in run.h.
+ */
+#include "run.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+/* ---- signals as bytes on a pipe ---- */
+
+static volatile sig_atomic_t run_sig_wfd = -1;
+static sigset_t run_sig_caught;
+
+static void run_sig_handler(int sig)
+{
+	int saved = errno;
+	unsigned char c = (unsigned char)sig;
+
+	if (run_sig_wfd >= 0)
+		(void)!write(run_sig_wfd, &c, 1);
+	errno = saved;
+}
+
+int run_signals_open(const int *sigs)
+{
+	struct sigaction sa;
+	sigset_t set;
+	int p[2];
+
+	if (pipe2(p, O_CLOEXEC | O_NONBLOCK) < 0)
+		return -1;
+	run_sig_wfd = p[1];
+	memset(&sa, 0, sizeof sa);
+	sa.sa_handler = SIG_IGN;
+	sigaction(SIGPIPE, &sa, NULL);
+	sa.sa_handler = run_sig_handler;
+	sa.sa_flags = SA_RESTART;
+	sigemptyset(&sa.sa_mask);
+	sigemptyset(&set);
+	for (; *sigs; sigs++) {
+		sigaction(*sigs, &sa, NULL);
+		sigaddset(&set, *sigs);
+	}
+	sigprocmask(SIG_UNBLOCK, &set, NULL);
+	run_sig_caught = set;
+	/* An inherited SIG_IGN would make the kernel reap jobs behind our back. */
+	if (!sigismember(&set, SIGCHLD)) {
+		sa.sa_handler = SIG_DFL;
+		sa.sa_flags = 0;
+		sigaction(SIGCHLD, &sa, NULL);
+	}
+	return p[0];
+}
+
+int run_signals_drain(int fd)
+{
+	unsigned char c[64];
+	int sig = 0;
+	ssize_t n;
+
+	/* a SIGINT followed by the SIGCHLD of a dying worker must not be lost */
+	while ((n = read(fd, c, sizeof c)) > 0 || (n < 0 && errno == EINTR))
+		for (ssize_t i = 0; i < n; i++)
+			if (!sig || (sig == SIGCHLD && c[i] != SIGCHLD))
+				sig = c[i];
+	return sig;
+}
+
+void run_reap_strays(void)
+{
+	char path[64];
+	int rounds;
+
+	snprintf(path, sizeof path, "/proc/self/task/%d/children", (int)getpid());
+	/* bounded: a stray that keeps forking is killed with each generation */
+	for (rounds = 0; rounds < 100; rounds++) {
+		char buf[4096];
+		ssize_t n;
+		int fd = open(path, O_RDONLY | O_CLOEXEC), found = 0;
+
+		if (fd < 0)
+			return;
+		n = read(fd, buf, sizeof buf - 1);
+		close(fd);
+		if (n <= 0)
+			return;
+		buf[n] = 0;
+		for (char *p = buf, *end; *p; p = end) {
+			long pid = strtol(p, &end, 10);
+
+			if (end == p)
+				break;
+			if (pid > 0) {
+				kill((pid_t)pid, SIGKILL);
+				waitpid((pid_t)pid, NULL, 0);
+				found = 1;
+			}
+		}
+		if (!found)
+			return;
+	}
+}
+
+void run_signals_close(int fd)
+{
+	struct sigaction sa;
+	int wfd = run_sig_wfd;
+
+	memset(&sa, 0, sizeof sa);
+	sa.sa_handler = SIG_DFL;
+	sigemptyset(&sa.sa_mask);
+	for (int sig = 1; sig < NSIG; sig++)
+		if (sigismember(&run_sig_caught, sig) == 1)
+			sigaction(sig, &sa, NULL);
+	sigemptyset(&run_sig_caught);
+	run_sig_wfd = -1;
+	if (wfd >= 0)
+		close(wfd);
+	if (fd >= 0)
+		close(fd);
+}
