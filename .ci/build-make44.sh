@@ -45,103 +45,16 @@ command -v cc >/dev/null || command -v gcc >/dev/null || die "no C compiler"
 host_suite=$(. /etc/os-release && echo "${VERSION_CODENAME:-}")
 [ -n "$host_suite" ] || host_suite=bookworm
 
-# --- derive the trixie deb-src entry from the host's own entry -----------
+# --- a private apt configuration with trixie's deb-src entry --------------
 
-# deb822 .sources: print the first enabled paragraph whose Suites contain
-# exactly the host suite (not -updates/-security), rewritten to a deb-src
-# entry for the new suite.  Signed-By is kept verbatim, including an
-# inline key block (its continuation lines start with a space).
-from_deb822() { # file
-	awk -v suite="$host_suite" -v newsuite="$new_suite" '
-	function flush(   n, i, w, hit, u) {
-		if (!nf) return
-		hit = 0
-		n = split(f["suites"], w, /[ \t]+/)
-		for (i = 1; i <= n; i++) if (w[i] == suite) hit = 1
-		if (tolower(f["enabled"]) == "no") hit = 0
-		split(f["uris"], u, /[ \t]+/)
-		if (hit && u[1] != "" && !done) {
-			print "Types: deb-src"
-			print "URIs: " u[1]
-			print "Suites: " newsuite
-			print "Components: main"
-			if (signed != "") print "Signed-By:" signed
-			done = 1
-		}
-		delete f; signed = ""; insigned = 0; nf = 0
-	}
-	/^[ \t]*#/ { next }
-	/^[ \t]*$/ { flush(); next }
-	/^[ \t]/ { if (insigned) signed = signed "\n" $0; next }
-	{
-		nf++
-		key = tolower(substr($0, 1, index($0, ":") - 1))
-		val = substr($0, index($0, ":") + 1)
-		insigned = (key == "signed-by")
-		if (insigned) signed = val
-		sub(/^[ \t]+/, "", val); sub(/[ \t]+$/, "", val)
-		f[key] = val
-	}
-	END { flush() }' "$1"
-}
-
-# One-line .list format: "deb [opts] URI SUITE COMPONENTS...".
-from_list() { # file
-	awk -v suite="$host_suite" -v newsuite="$new_suite" '
-	/^[ \t]*#/ || NF < 3 { next }
-	$1 != "deb" && $1 != "deb-src" { next }
-	{
-		i = 2; opts = ""
-		if ($2 ~ /^\[/) {
-			while (i <= NF) { opts = opts " " $i; if ($i ~ /\]$/) break; i++ }
-			i++
-		}
-		if ($(i + 1) != suite) next
-		gsub(/^ \[|\]$/, "", opts)
-		print "deb-src" (opts == "" ? "" : " [" opts "]") " " $i " " newsuite " main"
-		exit
-	}' "$1"
-}
-
-parts=$apt_dir/sources.list.d
-rm -rf "$parts"
-mkdir -p "$parts" "$apt_dir/lists/partial" "$apt_dir/cache/archives/partial"
-
-entry=
-for f in /etc/apt/sources.list.d/*.sources; do
-	[ -f "$f" ] || continue
-	entry=$(from_deb822 "$f")
-	if [ -n "$entry" ]; then
-		printf '%s\n' "$entry" >"$parts/$new_suite-src.sources"
-		break
-	fi
-done
-if [ -z "$entry" ]; then
-	for f in /etc/apt/sources.list /etc/apt/sources.list.d/*.list; do
-		[ -f "$f" ] || continue
-		entry=$(from_list "$f")
-		if [ -n "$entry" ]; then
-			printf '%s\n' "$entry" >"$parts/$new_suite-src.list"
-			break
-		fi
-	done
-fi
-[ -n "$entry" ] || die "no apt entry for suite $host_suite in /etc/apt to derive a $new_suite deb-src entry from"
+# shellcheck source=.ci/apt-private.sh
+. "$top/.ci/apt-private.sh"
+apt_private_setup "$apt_dir" "$host_suite" "$new_suite" ||
+	die "no apt entry for suite $host_suite in /etc/apt to derive a $new_suite deb-src entry from"
 say "private apt source ($new_suite, derived from the host's $host_suite entry):"
 sed 's/^/    /' "$parts"/*
 
 # --- fetch the source package with the private apt configuration --------
-
-apt_private() {
-	DEBIAN_FRONTEND=noninteractive apt-get -q -y \
-		-o Dir::Etc::SourceList=/dev/null \
-		-o Dir::Etc::SourceParts="$parts" \
-		-o Dir::State::Lists="$apt_dir/lists" \
-		-o Dir::Cache="$apt_dir/cache" \
-		-o Acquire::Languages=none \
-		-o APT::Sandbox::User=root \
-		"$@" </dev/null
-}
 
 t0=$SECONDS
 apt_private update

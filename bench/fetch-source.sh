@@ -39,96 +39,11 @@ suite=$(. /etc/os-release 2>/dev/null && echo "${VERSION_CODENAME:-}")
 
 mkdir -p "$dest"
 dest=$(cd "$dest" && pwd)
-apt_dir=$(dirname "$dest")/apt
-parts=$apt_dir/sources.list.d
 
-# deb822: the first enabled paragraph listing exactly $suite, as deb-src.
-# Signed-By is kept verbatim, including an inline key block.
-from_deb822() { # file
-	awk -v suite="$suite" '
-	function flush(   n, i, w, hit, u) {
-		if (!nf) return
-		hit = 0
-		n = split(f["suites"], w, /[ \t]+/)
-		for (i = 1; i <= n; i++) if (w[i] == suite) hit = 1
-		if (tolower(f["enabled"]) == "no") hit = 0
-		split(f["uris"], u, /[ \t]+/)
-		if (hit && u[1] != "" && !done) {
-			print "Types: deb-src"
-			print "URIs: " u[1]
-			print "Suites: " suite
-			print "Components: main"
-			if (signed != "") print "Signed-By:" signed
-			done = 1
-		}
-		delete f; signed = ""; insigned = 0; nf = 0
-	}
-	/^[ \t]*#/ { next }
-	/^[ \t]*$/ { flush(); next }
-	/^[ \t]/ { if (insigned) signed = signed "\n" $0; next }
-	{
-		nf++
-		key = tolower(substr($0, 1, index($0, ":") - 1))
-		val = substr($0, index($0, ":") + 1)
-		insigned = (key == "signed-by")
-		if (insigned) signed = val
-		sub(/^[ \t]+/, "", val); sub(/[ \t]+$/, "", val)
-		f[key] = val
-	}
-	END { flush() }' "$1"
-}
-
-# One-line format: "deb [opts] URI SUITE COMPONENTS...".
-from_list() { # file
-	awk -v suite="$suite" '
-	/^[ \t]*#/ || NF < 3 { next }
-	$1 != "deb" && $1 != "deb-src" { next }
-	{
-		i = 2; opts = ""
-		if ($2 ~ /^\[/) {
-			while (i <= NF) { opts = opts " " $i; if ($i ~ /\]$/) break; i++ }
-			i++
-		}
-		if ($(i + 1) != suite) next
-		gsub(/^ \[|\]$/, "", opts)
-		print "deb-src" (opts == "" ? "" : " [" opts "]") " " $i " " suite " main"
-		exit
-	}' "$1"
-}
-
-rm -rf "$parts"
-mkdir -p "$parts" "$apt_dir/lists/partial" "$apt_dir/cache/archives/partial"
-entry=
-for f in /etc/apt/sources.list.d/*.sources; do
-	[ -f "$f" ] || continue
-	entry=$(from_deb822 "$f")
-	if [ -n "$entry" ]; then
-		printf '%s\n' "$entry" >"$parts/$suite-src.sources"
-		break
-	fi
-done
-if [ -z "$entry" ]; then
-	for f in /etc/apt/sources.list /etc/apt/sources.list.d/*.list; do
-		[ -f "$f" ] || continue
-		entry=$(from_list "$f")
-		if [ -n "$entry" ]; then
-			printf '%s\n' "$entry" >"$parts/$suite-src.list"
-			break
-		fi
-	done
-fi
-[ -n "$entry" ] || die "no apt entry for suite $suite in /etc/apt to derive a deb-src entry from"
-
-apt_private() {
-	DEBIAN_FRONTEND=noninteractive apt-get -q -y \
-		-o Dir::Etc::SourceList=/dev/null \
-		-o Dir::Etc::SourceParts="$parts" \
-		-o Dir::State::Lists="$apt_dir/lists" \
-		-o Dir::Cache="$apt_dir/cache" \
-		-o Acquire::Languages=none \
-		-o APT::Sandbox::User=root \
-		"$@" </dev/null
-}
+# shellcheck source=../.ci/apt-private.sh
+. "$(cd "$(dirname "$0")/.." && pwd)/.ci/apt-private.sh"
+apt_private_setup "$(dirname "$dest")/apt" "$suite" "$suite" ||
+	die "no apt entry for suite $suite in /etc/apt to derive a deb-src entry from"
 
 # One update serves every package fetched into the same parent directory.
 if [ ! -f "$apt_dir/.updated" ]; then
