@@ -51,11 +51,36 @@ static int funcs_load_config(const char *fn, const char *path)
 	return 0;
 }
 
+/*
+ * The contract's lookup order after $(async-config): the make variable,
+ * the environment variable, ./asynccompile.yaml, built-in defaults.
+ * Returns like funcs_load_config (fn == NULL: quiet, at load time).
+ */
+static int funcs_discover(const char *fn)
+{
+	char *v = mk_expand("$(ASYNC_COMPILE_CONFIG)");
+	const char *env = getenv("ASYNC_COMPILE_CONFIG");
+	struct stat st;
+	int r = 0;
+
+	if (*v)
+		r = funcs_load_config(fn, v);
+	else if (env && *env)
+		r = funcs_load_config(fn, env);
+	else if (stat("asynccompile.yaml", &st) == 0)
+		r = funcs_load_config(fn, "asynccompile.yaml");
+	else {
+		config_defaults(&cfg);
+		cfg_loaded = 1;
+	}
+	free(v);
+	return r;
+}
+
 /* The configuration in force, found in the contract's order. */
 static void funcs_config_find(const char *fn)
 {
 	char *v;
-	struct stat st;
 
 	if (cfg_loaded && cfg_at_load) {
 		/* the makefile may have set ASYNC_COMPILE_CONFIG since load */
@@ -69,25 +94,8 @@ static void funcs_config_find(const char *fn)
 		free(v);
 		return;
 	}
-	if (cfg_loaded)
-		return;
-	v = mk_expand("$(ASYNC_COMPILE_CONFIG)");
-	if (!*v) {
-		free(v);
-		v = getenv("ASYNC_COMPILE_CONFIG") ? strdup(getenv("ASYNC_COMPILE_CONFIG")) : NULL;
-	}
-	if (v && *v) {
-		funcs_load_config(fn, v);
-		free(v);
-		return;
-	}
-	free(v);
-	if (stat("asynccompile.yaml", &st) == 0) {
-		funcs_load_config(fn, "asynccompile.yaml");
-		return;
-	}
-	config_defaults(&cfg);
-	cfg_loaded = 1;
+	if (!cfg_loaded)
+		funcs_discover(fn);
 }
 
 char *funcs_config(const char *nm, unsigned int argc, char **argv)
@@ -129,23 +137,8 @@ void funcs_warm_at_load(void)
 		if (env_js.style != JS_PIPE)
 			js_auth_release(&env_js);
 	}
+	int r = funcs_discover(NULL);
 
-	char *v = mk_expand("$(ASYNC_COMPILE_CONFIG)");
-	const char *env = getenv("ASYNC_COMPILE_CONFIG");
-	struct stat st;
-	int r = 0;
-
-	if (*v)
-		r = funcs_load_config(NULL, v);
-	else if (env && *env)
-		r = funcs_load_config(NULL, env);
-	else if (stat("asynccompile.yaml", &st) == 0)
-		r = funcs_load_config(NULL, "asynccompile.yaml");
-	else {
-		config_defaults(&cfg);
-		cfg_loaded = 1;
-	}
-	free(v);
 	if (r == 0 && cfg.warm) {
 		cfg_at_load = 1;
 		engine_start(&cfg, &err);
