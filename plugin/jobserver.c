@@ -212,23 +212,31 @@ int js_cmdline_jobs(void)
 	return jobs;
 }
 
+enum js_pipe_state { JS_PIPE_OK, JS_PIPE_CLOSED, JS_PIPE_NOT_ONE };
+
+/* Are r and w open, and the two ends of one pipe (whose identity *st gets)? */
+static enum js_pipe_state js_pipe_check(int r, int w, struct stat *st)
+{
+	struct stat st2;
+
+	if (r < 0 || w < 0 || fcntl(r, F_GETFD) < 0 || fcntl(w, F_GETFD) < 0)
+		return JS_PIPE_CLOSED;
+	if (fstat(r, st) < 0 || fstat(w, &st2) < 0 || !S_ISFIFO(st->st_mode) ||
+	    st->st_ino != st2.st_ino || st->st_dev != st2.st_dev)
+		return JS_PIPE_NOT_ONE;
+	return JS_PIPE_OK;
+}
+
 int js_identify(struct js_auth *a)
 {
-	struct stat st, st2;
+	struct stat st;
 
-	if (a->style != JS_PIPE || fcntl(a->rfd, F_GETFD) < 0 || fcntl(a->wfd, F_GETFD) < 0 ||
-	    fstat(a->rfd, &st) < 0 || fstat(a->wfd, &st2) < 0 || !S_ISFIFO(st.st_mode) ||
-	    st.st_ino != st2.st_ino || st.st_dev != st2.st_dev)
+	if (a->style != JS_PIPE || js_pipe_check(a->rfd, a->wfd, &st) != JS_PIPE_OK)
 		return -1;
 	a->ident = 1;
 	a->dev = st.st_dev;
 	a->ino = st.st_ino;
 	return 0;
-}
-
-static int js_fd_ok(int fd)
-{
-	return fd >= 0 && fcntl(fd, F_GETFD) >= 0;
 }
 
 /* make's write descriptor on the fifo: the one opened write-only that is not ours */
@@ -257,7 +265,7 @@ int js_make_draining(const struct jobserver *js)
 
 int js_open(struct jobserver *js, const struct js_auth *a, struct buf *err)
 {
-	struct stat st, st2;
+	struct stat st;
 	char path[64];
 
 	memset(js, 0, sizeof *js);
@@ -265,19 +273,16 @@ int js_open(struct jobserver *js, const struct js_auth *a, struct buf *err)
 	js->auth = *a;
 	js->auth.path = NULL;
 	if (a->style == JS_PIPE) {
-		if (!js_fd_ok(a->rfd) || !js_fd_ok(a->wfd)) {
-			buf_addf(err, "jobserver descriptors %d,%d are not open "
-				 "(recursive make run without '+'?); running one job at a time",
-				 a->rfd, a->wfd);
-			return -1;
-		}
-		if (fstat(a->rfd, &st) < 0 || fstat(a->wfd, &st2) < 0 ||
-		    !S_ISFIFO(st.st_mode) || st.st_ino != st2.st_ino || st.st_dev != st2.st_dev) {
+		enum js_pipe_state ps = js_pipe_check(a->rfd, a->wfd, &st);
+
+		if (ps == JS_PIPE_NOT_ONE) {
 			buf_addf(err, "jobserver descriptors %d,%d are not the two ends of one pipe; "
 				 "running one job at a time", a->rfd, a->wfd);
 			return -1;
 		}
-		if (a->ident && (st.st_dev != a->dev || st.st_ino != a->ino)) {
+		/* a pipe other than the one recorded at load time: ours, not make's */
+		if (ps == JS_PIPE_CLOSED ||
+		    (a->ident && (st.st_dev != a->dev || st.st_ino != a->ino))) {
 			buf_addf(err, "jobserver descriptors %d,%d are not open "
 				 "(recursive make run without '+'?); running one job at a time",
 				 a->rfd, a->wfd);
