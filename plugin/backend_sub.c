@@ -80,19 +80,25 @@ static void sub_send_job(struct sub *s, const struct inflight *f)
 	frame_put(&s->out, f->id, f->job.data, f->job.len);
 }
 
+/* Report a job the pool could not run (status 125, the reason in err). */
+static void sub_report_failed(int64_t id, uint32_t flags, uint32_t attempts, const char *why)
+{
+	struct result_msg r;
+
+	memset(&r, 0, sizeof r);
+	r.status = 125;
+	r.flags = flags;
+	r.worker = -1;
+	r.attempts = attempts;
+	buf_addf(&r.err, "asynccompile: %s\n", why);
+	engine_on_result(id, &r);
+	result_msg_release(&r);
+}
+
 static void sub_fail_all(struct sub *s, const char *why)
 {
 	for (int i = 0; i < s->nfl; i++) {
-		struct result_msg r;
-
-		memset(&r, 0, sizeof r);
-		r.status = 125;
-		r.flags = RES_CRASHED;
-		r.worker = -1;
-		r.attempts = (uint32_t)s->deaths;
-		buf_addf(&r.err, "asynccompile: %s\n", why);
-		engine_on_result(s->fl[i].id, &r);
-		result_msg_release(&r);
+		sub_report_failed(s->fl[i].id, RES_CRASHED, (uint32_t)s->deaths, why);
 		buf_release(&s->fl[i].job);
 	}
 	s->nfl = 0;
@@ -154,15 +160,7 @@ static int sub_submit(struct backend *b, int64_t id, const void *job, size_t len
 	if (s->nfl >= 2 * s->workers)
 		return -1;
 	if (s->to < 0 && sub_launch(s) < 0) {
-		struct result_msg r;
-
-		memset(&r, 0, sizeof r);
-		r.status = 125;
-		r.flags = RES_SPAWN_FAILED;
-		r.worker = -1;
-		buf_addstr(&r.err, "asynccompile: the pool supervisor could not be started\n");
-		engine_on_result(id, &r);
-		result_msg_release(&r);
+		sub_report_failed(id, RES_SPAWN_FAILED, 0, "the pool supervisor could not be started");
 		return 0;
 	}
 	f = &s->fl[s->nfl++];
