@@ -9,7 +9,7 @@ method, and for the same jobs as make targets, it prints:
   * CPU time of every process on the path: make (its own thread plus the
     plugin's I/O thread), the supervisor, each worker.  The recipe reads it
     from /proc while the pool is still up, so it excludes the `true`
-    processes themselves.  Resolution is one clock tick (usually 10 ms).
+    processes themselves.  Read from /proc/PID/task/*/schedstat (ns).
   * from the plugin's trace: the median run time of a job as the plugin
     sees it, the gap between one job's end and the next start on the same
     slot, and how many of the slots were busy on average.
@@ -28,8 +28,7 @@ import time
 TOP = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 PLUGIN = os.path.join(TOP, "asynccompile.so")
 
-CPU_RECIPE = r"""	@tck=$$(getconf CLK_TCK); \
-	cpu() { set -- $$(sed 's/^.*) //' /proc/$$1/stat); echo $$(( ($${12} + $${13}) * 1000 / tck )); }; \
+CPU_RECIPE = r"""	@cpu() { t=0; for f in /proc/$$1/task/*/schedstat; do read ns _ < $$f; t=$$((t + ns)); done; echo $$t; }; \
 	echo "make $$(cpu $$PPID)"; \
 	for p in $$(pgrep -P $$PPID); do \
 		c=$$(cat /proc/$$p/comm); [ "$$c" = sh ] && continue; \
@@ -98,11 +97,11 @@ def main():
         for line in p.stdout.split("\n"):
             if line.strip():
                 k, v = line.split()
-                cpu[k] += int(v)
+                cpu[k] += int(v) / 1e6
         total = sum(cpu.values())
         tr = "%.0f/%.0f/%.0f" % trace_stats(trace)[:3] if method else "-"
         slots = "%.2f" % trace_stats(trace)[3] if method else "-"
-        print("%-22s %7.0f %11d %8d %13d %14.0f %13s %6s" % (
+        print("%-22s %7.0f %11.0f %8.0f %13.0f %14.0f %13s %6s" % (
             method or "make targets (no pool)", wall, cpu["make"], cpu["supervisor"],
             cpu["worker"], total * 1000.0 / n, tr, slots))
     subprocess.run(["rm", "-rf", d])

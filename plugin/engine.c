@@ -29,6 +29,8 @@ static struct engine {
 	pthread_t thread;
 	int started, stopping;
 	int wake[2];               /* self-pipe: make's thread -> I/O thread */
+	int wake_sent;             /* a byte is in it the thread has not read */
+	size_t wait_pending;       /* jobs in make's wait set not yet done */
 	struct backend *backend;
 	int64_t kill_grace_ms;
 	int workers;
@@ -95,12 +97,26 @@ struct job *engine_find(const char *name)
 	return j;
 }
 
+/*
+ * Lock held.  One byte wakes the thread however many jobs were queued
+ * meanwhile: a burst of $(async-try) calls costs one wake-up, not one each.
+ */
 static void engine_wake(void)
 {
 	char c = 0;
 
-	if (E.wake[1] >= 0)
+	if (E.wake[1] >= 0 && !E.wake_sent) {
+		E.wake_sent = 1;
 		(void)!write(E.wake[1], &c, 1);
+	}
+}
+
+/* Lock held.  make's thread sleeps until its whole wait set is done. */
+static void engine_job_done(struct job *j)
+{
+	j->state = JOB_DONE;
+	if (j->in_wait && !--E.wait_pending)
+		pthread_cond_broadcast(&E.done);
 }
 
 static void engine_table_add(struct job *j)
@@ -179,8 +195,8 @@ void engine_submit(struct job *j)
 		E.qtail = j;
 		E.st.queued++;
 	}
-	pthread_mutex_unlock(&E.lock);
 	engine_wake();
+	pthread_mutex_unlock(&E.lock);
 }
 
 static void engine_dispatch(struct job *j, enum job_slot slot, unsigned char tok)
@@ -322,7 +338,7 @@ void engine_on_result(int64_t id, const struct result_msg *res)
 	j->res.maxrss_kb = res->maxrss_kb;
 	j->res.worker = res->worker;
 	j->res.attempts = res->attempts;
-	j->state = JOB_DONE;
+	engine_job_done(j);
 	if (j->started_ns)
 		E.st.running--;
 	E.st.completed++;
@@ -336,7 +352,6 @@ void engine_on_result(int64_t id, const struct result_msg *res)
 	E.results++;
 	if (E.trace)
 		trace_record(j);
-	pthread_cond_broadcast(&E.done);
 }
 
 /*
@@ -363,7 +378,7 @@ static void engine_stop_all(void)
 	for (j = E.all_head; j; j = j->next_all) {
 		if (j->state == JOB_RUNNING) {
 			engine_release_slot(j);
-			j->state = JOB_DONE;
+			engine_job_done(j);
 			j->res.status = 125;
 			buf_addstr(&j->res.err, "asynccompile: killed: make was exiting\n");
 		}
@@ -410,6 +425,7 @@ static void *engine_main(void *arg)
 			char tmp[256];
 			while (read(E.wake[0], tmp, sizeof tmp) > 0)
 				;
+			E.wake_sent = 0;
 		}
 		/* a readable jobserver is retried by engine_schedule() */
 		E.backend->ops->events(E.backend, fds + n, nb);
@@ -521,10 +537,9 @@ int engine_set_slots(const struct js_auth *a, int limit, struct buf *err)
 		E.limit = limit > 0 ? limit : 1;
 	}
 	/* nothing changed: the submission that follows wakes the thread */
-	int changed = E.limit != old_limit || E.js_active != old_active;
-	pthread_mutex_unlock(&E.lock);
-	if (changed)
+	if (E.limit != old_limit || E.js_active != old_active)
 		engine_wake();
+	pthread_mutex_unlock(&E.lock);
 	return ret;
 }
 
@@ -561,6 +576,11 @@ void engine_wait(struct job ***jobs, size_t *n, int progress)
 			abort();
 		for (struct job *j = E.all_head; j; j = j->next_all)
 			(*jobs)[(*n)++] = j;
+	}
+	E.wait_pending = 0;
+	for (i = 0; i < *n; i++) {
+		(*jobs)[i]->in_wait = 1;
+		E.wait_pending += (*jobs)[i]->state != JOB_DONE;
 	}
 	for (i = 0; i < *n; i++) {
 		while ((*jobs)[i]->state != JOB_DONE) {
@@ -619,8 +639,8 @@ void engine_shutdown(void)
 				   j->name, j->res.status);
 	}
 	E.stopping = 1;
-	pthread_mutex_unlock(&E.lock);
 	engine_wake();
+	pthread_mutex_unlock(&E.lock);
 	/* the thread kills the jobs and gives their tokens back */
 	pthread_join(E.thread, NULL);
 	js_close(&E.js);
@@ -632,5 +652,6 @@ void engine_shutdown(void)
 	close(E.wake[0]);
 	close(E.wake[1]);
 	E.wake[0] = E.wake[1] = -1;
+	E.wake_sent = 0;
 	E.started = 0;
 }

@@ -36,6 +36,7 @@ struct job {
 	enum job_slot slot;
 	unsigned char token;
 	int dry;                /* make -n inside a recipe: echoed, not run */
+	int in_wait;            /* in the set make's thread is blocked on */
 	int64_t queued_ns, dispatched_ns, started_ns;
 	int64_t token_wait_ns, token_wait_start; /* time at the queue head without a token */
 	int worker;

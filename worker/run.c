@@ -3,6 +3,8 @@
  */
 #include "run.h"
 
+#include "launch.h"
+
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -19,27 +21,10 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-extern char **environ;
-
 #define RUN_READ_CHUNK ((size_t)64 << 10)
 /* Without pidfd_open (Linux < 5.3) the runner polls for the exit. */
 #define RUN_TICK_MS 10
 #define NO_FD ((nfds_t)-1)
-
-/* make's list (job.c sh_chars), plus other blanks make does not split on. */
-static const char run_metachars[] = "#;\"*?[]&|<>(){}$`'\\!~=%^\n\r\v\f";
-
-/* Reserved words and builtins: exec'ing a program of that name is wrong. */
-static const char *const run_shell_words[] = {
-	".", ":", "[[", "alias", "bg", "break", "case", "cd", "command",
-	"continue", "declare", "do", "done", "elif", "else", "esac", "eval",
-	"exec", "exit", "export", "fc", "fg", "fi", "for", "function",
-	"getopts", "hash", "if", "in", "jobs", "let", "local", "login",
-	"logout", "popd", "pushd", "read", "readonly", "return", "select",
-	"set", "shift", "source", "then", "time", "times", "trap", "type",
-	"typeset", "ulimit", "umask", "unalias", "unset", "until", "wait",
-	"while", NULL,
-};
 
 enum run_stop { STOP_NONE, STOP_TIMEOUT, STOP_CANCEL, STOP_ABANDON };
 
@@ -57,6 +42,7 @@ struct run_state {
 	pid_t pid;
 	int pidfd;
 	int in_fd;        /* write end of the command's stdin; -1 when done */
+	int out_w, err_w; /* the command's ends of its output pipes, until it exits */
 	size_t in_off;
 	struct run_stream out, err;
 	enum run_stop stop;
@@ -77,318 +63,6 @@ static void run_close(int *fd)
 	if (*fd >= 0)
 		close(*fd);
 	*fd = -1;
-}
-
-/* ---- deciding how to run the command ---- */
-
-static int run_is_shell_word(const char *w, size_t n)
-{
-	for (const char *const *k = run_shell_words; *k; k++)
-		if (strlen(*k) == n && !memcmp(*k, w, n))
-			return 1;
-	return 0;
-}
-
-int run_is_simple(const char *shell, char *const *shellflags, const char *command)
-{
-	const char *p = command;
-	size_t n;
-
-	if (!shell || strcmp(shell, "/bin/sh"))
-		return 0;
-	if (!shellflags || !shellflags[0] || shellflags[1] ||
-	    (strcmp(shellflags[0], "-c") && strcmp(shellflags[0], "-ec")))
-		return 0;
-	if (strpbrk(command, run_metachars))
-		return 0;
-	p += strspn(p, " \t");
-	n = strcspn(p, " \t");
-	if (!n)
-		return 0; /* empty: let the shell decide what nothing means */
-	return !run_is_shell_word(p, n);
-}
-
-/* Split a simple command on blanks; the vector points into `copy`. */
-static char **run_split(char *copy)
-{
-	size_t n = 0, cap = 8;
-	char **v = malloc(cap * sizeof *v);
-	char *p = copy;
-
-	if (!v)
-		return NULL;
-	for (;;) {
-		p += strspn(p, " \t");
-		if (!*p)
-			break;
-		if (n + 2 > cap) {
-			char **nv = realloc(v, (cap *= 2) * sizeof *v);
-
-			if (!nv) {
-				free(v);
-				return NULL;
-			}
-			v = nv;
-		}
-		v[n++] = p;
-		p += strcspn(p, " \t");
-		if (*p)
-			*p++ = 0;
-	}
-	v[n] = NULL;
-	return v;
-}
-
-/*
- * The inherited environment with the job's entries applied.  Only the
- * pointer array is new; the strings stay where they are.
- */
-static char **run_environ(char *const *extra)
-{
-	size_t n = 0, m = 0, len;
-	char **v;
-
-	while (environ && environ[n])
-		n++;
-	while (extra && extra[m])
-		m++;
-	v = malloc((n + m + 1) * sizeof *v);
-	if (!v)
-		return NULL;
-	if (n)
-		memcpy(v, environ, n * sizeof *v);
-	for (size_t j = 0; j < m; j++) {
-		const char *e = extra[j];
-		size_t i;
-
-		len = strcspn(e, "=");
-		for (i = 0; i < n; i++)
-			if (!strncmp(v[i], e, len) && v[i][len] == '=')
-				break;
-		if (!e[len]) { /* "K": unset K */
-			if (i < n)
-				memmove(v + i, v + i + 1, (--n - i) * sizeof *v);
-			continue;
-		}
-		v[i] = (char *)e;
-		if (i == n)
-			n++;
-	}
-	v[n] = NULL;
-	return v;
-}
-
-static const char *run_getenv(char *const *envp, const char *key)
-{
-	size_t len = strlen(key);
-
-	for (; envp && *envp; envp++)
-		if (!strncmp(*envp, key, len) && (*envp)[len] == '=')
-			return *envp + len + 1;
-	return NULL;
-}
-
-/*
- * Look `name` up in the job's PATH the way execvp() would, but with the
- * job's environment and relative to the job's directory (posix_spawnp()
- * would use the worker's own PATH).  Returns a malloc'd path or NULL with
- * errno set.
- */
-static char *run_find_program(const char *name, char *const *envp, const char *cwd)
-{
-	const char *path = run_getenv(envp, "PATH");
-	int saw_eacces = 0;
-	struct buf cand = BUF_INIT;
-	struct stat sb;
-
-	if (strchr(name, '/'))
-		return strdup(name);
-	if (!path)
-		path = "/bin:/usr/bin";
-	for (;;) {
-		size_t n = strcspn(path, ":");
-
-		buf_reset(&cand);
-		if (n == 0 || path[0] != '/') {
-			if (cwd && *cwd)
-				buf_addf(&cand, "%s/", cwd);
-		}
-		if (n)
-			buf_add(&cand, path, n);
-		else
-			buf_addch(&cand, '.');
-		buf_addf(&cand, "/%s", name);
-		if (!access((char *)cand.data, X_OK)) {
-			if (!stat((char *)cand.data, &sb) && S_ISREG(sb.st_mode))
-				return buf_detach(&cand, NULL);
-			saw_eacces = 1;
-		} else if (errno == EACCES) {
-			saw_eacces = 1;
-		}
-		if (!path[n])
-			break;
-		path += n + 1;
-	}
-	buf_release(&cand);
-	errno = saw_eacces ? EACCES : ENOENT;
-	return NULL;
-}
-
-/* ---- spawning ---- */
-
-static int run_spawn_argv(struct run_state *st, const char *path, char **argv,
-			  char **envp, int child_in, int child_out, int child_err)
-{
-	const struct job_msg *job = st->job;
-	posix_spawn_file_actions_t fa;
-	posix_spawnattr_t at;
-	sigset_t none, all;
-	int rc;
-
-	if ((rc = posix_spawn_file_actions_init(&fa)))
-		return rc;
-	if ((rc = posix_spawnattr_init(&at))) {
-		posix_spawn_file_actions_destroy(&fa);
-		return rc;
-	}
-	sigemptyset(&none);
-	sigfillset(&all);
-	sigdelset(&all, SIGKILL);
-	sigdelset(&all, SIGSTOP);
-	if (child_in >= 0)
-		rc = posix_spawn_file_actions_adddup2(&fa, child_in, 0);
-	else
-		rc = posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
-	if (!rc)
-		rc = posix_spawn_file_actions_adddup2(&fa, child_out, 1);
-	if (!rc)
-		rc = posix_spawn_file_actions_adddup2(&fa, child_err, 2);
-	if (!rc && job->cwd && *job->cwd)
-		rc = posix_spawn_file_actions_addchdir_np(&fa, job->cwd);
-	if (!rc)
-		rc = posix_spawn_file_actions_addclosefrom_np(&fa, 3);
-	/*
-	 * A session of its own, not just a process group: in make's session
-	 * the job would be a background group on make's terminal, and one
-	 * touching /dev/tty (an ssh prompt) would be stopped by SIGTTIN
-	 * forever.  Without a controlling terminal that open fails at once.
-	 * The session leader's pid is still its process group id.
-	 */
-	if (!rc)
-		rc = posix_spawnattr_setflags(&at, POSIX_SPAWN_SETSID |
-					      POSIX_SPAWN_SETSIGMASK |
-					      POSIX_SPAWN_SETSIGDEF);
-	if (!rc)
-		rc = posix_spawnattr_setsigmask(&at, &none);
-	if (!rc)
-		rc = posix_spawnattr_setsigdefault(&at, &all);
-	if (!rc)
-		rc = posix_spawn(&st->pid, path, &fa, &at, argv, envp);
-	posix_spawnattr_destroy(&at);
-	posix_spawn_file_actions_destroy(&fa);
-	return rc;
-}
-
-/* The shell's argv: shell, flags..., command. */
-static char **run_shell_argv(const struct job_msg *job)
-{
-	size_t n = 0, i = 0;
-	char **v;
-
-	while (job->shellflags && job->shellflags[n])
-		n++;
-	v = malloc((n + 3) * sizeof *v);
-	if (!v)
-		return NULL;
-	v[i++] = job->shell;
-	for (size_t j = 0; j < n; j++)
-		v[i++] = job->shellflags[j];
-	v[i++] = job->command;
-	v[i] = NULL;
-	return v;
-}
-
-/*
- * Start the command with its pipes.  Returns 0, or -1 with a reason line
- * in st->res->err.
- */
-static int run_spawn(struct run_state *st)
-{
-	const struct job_msg *job = st->job;
-	int in[2] = { -1, -1 }, out[2] = { -1, -1 }, err[2] = { -1, -1 };
-	char **envp = NULL, **argv = NULL, *copy = NULL, *path = NULL;
-	const char *what = job->command;
-	int rc = 0, direct;
-
-	if ((job->has_input && pipe2(in, O_CLOEXEC)) ||
-	    pipe2(out, O_CLOEXEC) || pipe2(err, O_CLOEXEC) ||
-	    !(envp = run_environ(job->env))) {
-		rc = errno ? errno : ENOMEM;
-		buf_addf(&st->res->err, "asynccompile: cannot set up the command: %s\n",
-			 strerror(rc));
-		goto out;
-	}
-	direct = run_is_simple(job->shell, job->shellflags, job->command);
-	if (direct) {
-		copy = strdup(job->command);
-		argv = copy ? run_split(copy) : NULL;
-		if (!argv) {
-			rc = ENOMEM;
-		} else {
-			what = argv[0];
-			path = run_find_program(argv[0], envp, job->cwd);
-			rc = path ? run_spawn_argv(st, path, argv, envp, in[0],
-						   out[1], err[1]) : errno;
-		}
-		/* A script without #! is the shell's to run, as for execvp(). */
-		if (rc == ENOEXEC)
-			direct = 0;
-	}
-	if (!direct) {
-		free(argv);
-		free(path);
-		what = job->shell;
-		argv = run_shell_argv(job);
-		path = argv ? run_find_program(job->shell, envp, job->cwd) : NULL;
-		if (!argv)
-			rc = ENOMEM;
-		else
-			rc = path ? run_spawn_argv(st, path, argv, envp, in[0],
-						   out[1], err[1]) : errno;
-	}
-	if (rc) {
-		struct stat sb;
-
-		if (job->cwd && *job->cwd && stat(job->cwd, &sb))
-			buf_addf(&st->res->err,
-				 "asynccompile: cannot change to directory '%s': %s\n",
-				 job->cwd, strerror(errno));
-		else
-			buf_addf(&st->res->err, "asynccompile: cannot run '%s': %s\n",
-				 what, strerror(rc));
-	}
-out:
-	free(argv);
-	free(copy);
-	free(path);
-	free(envp);
-	run_close(&in[0]);
-	run_close(&out[1]);
-	run_close(&err[1]);
-	if (rc) {
-		run_close(&in[1]);
-		run_close(&out[0]);
-		run_close(&err[0]);
-		return -1;
-	}
-	st->in_fd = in[1];
-	st->out.fd = out[0];
-	st->err.fd = err[0];
-	if (st->in_fd >= 0)
-		fcntl(st->in_fd, F_SETFL, fcntl(st->in_fd, F_GETFL) | O_NONBLOCK);
-	fcntl(st->out.fd, F_SETFL, fcntl(st->out.fd, F_GETFL) | O_NONBLOCK);
-	fcntl(st->err.fd, F_SETFL, fcntl(st->err.fd, F_GETFL) | O_NONBLOCK);
-	return 0;
 }
 
 /* ---- the running job ---- */
@@ -513,6 +187,13 @@ static void run_try_reap(struct run_state *st)
 	st->drain_until = run_now_ms() + RUN_DRAIN_MS;
 	run_close(&st->pidfd);
 	run_close(&st->in_fd);
+	/* what is left is output of processes that outlived it; usually none */
+	run_close(&st->out_w);
+	run_close(&st->err_w);
+	if (st->out.fd >= 0)
+		run_read_stream(&st->out);
+	if (st->err.fd >= 0)
+		run_read_stream(&st->err);
 }
 
 static int run_deadline(int64_t at, int64_t now, int timeout)
@@ -655,6 +336,7 @@ int run_job(const struct job_msg *job, const struct run_hooks *hooks,
 	    struct result_msg *res)
 {
 	struct run_state st;
+	struct launch l;
 	size_t cap = job->max_output > 0 ? (size_t)job->max_output
 					 : (size_t)PROTO_MAX_OUTPUT;
 
@@ -663,20 +345,30 @@ int run_job(const struct job_msg *job, const struct run_hooks *hooks,
 	st.job = job;
 	st.hooks = hooks;
 	st.res = res;
-	st.pidfd = st.in_fd = st.out.fd = st.err.fd = -1;
+	st.pidfd = st.in_fd = st.out.fd = st.err.fd = st.out_w = st.err_w = -1;
 	st.out.into = &res->out;
 	st.err.into = &res->err;
 	st.out.cap = st.err.cap = cap;
 	res->start_ns = proto_now_ns();
-	if (run_spawn(&st) < 0) {
+	if (launch_start(job, &l, &res->err) < 0) {
 		res->status = 127;
 		res->flags = RES_SPAWN_FAILED;
 		res->end_ns = proto_now_ns();
 		return RUN_DONE;
 	}
+	st.pid = l.pid;
+	st.in_fd = l.in_fd;
+	st.out.fd = l.out_fd;
+	st.err.fd = l.err_fd;
+	st.out_w = l.out_w;
+	st.err_w = l.err_w;
+	/* close-on-exec by itself; the poll falls back to a tick without it */
 	st.pidfd = (int)syscall(SYS_pidfd_open, st.pid, 0);
-	if (st.pidfd >= 0)
-		fcntl(st.pidfd, F_SETFD, FD_CLOEXEC);
+	if (st.pidfd < 0) {
+		/* no exit notification: let the end of the output wake us */
+		run_close(&st.out_w);
+		run_close(&st.err_w);
+	}
 	if (hooks && hooks->started)
 		hooks->started(hooks->ctx, st.pid);
 	if (job->timeout_ms > 0)
@@ -688,6 +380,8 @@ int run_job(const struct job_msg *job, const struct run_hooks *hooks,
 	run_close(&st.in_fd);
 	run_close(&st.out.fd);
 	run_close(&st.err.fd);
+	run_close(&st.out_w);
+	run_close(&st.err_w);
 	run_close(&st.pidfd);
 	return st.stop == STOP_ABANDON ? RUN_ABANDONED : RUN_DONE;
 }

@@ -2,19 +2,9 @@
  * run.h - run one job inside a worker: spawn its command, feed its
  * standard input, capture its output, enforce its limits, reap it.
  *
- * The command runs in a process group of its own (pgid = its pid), with an
- * empty signal mask and default dispositions for every signal, standard
- * input from the job's input (or /dev/null), standard output and error on
- * two pipes, in the job's cwd, and with no other descriptor.  Its
- * environment is the caller's `environ` with the job's "K=V" entries
- * replacing or adding variables (an entry without '=' removes K).
- *
- * How the command line is run: when the shell is /bin/sh with the flag
- * -c (or -ec), and the command has no shell metacharacter and does not
- * start with a shell keyword or builtin, it is split on blanks and run
- * directly, found through the job's PATH, as make does for recipe lines;
- * otherwise `shell shellflags... command` is run.  A direct command that
- * is not an executable format (ENOEXEC) is retried through the shell.
+ * The command is started as launch.h describes: directly or through the
+ * shell, in a session and process group of its own, with the job's
+ * input, environment and directory, and no descriptor but 0, 1 and 2.
  *
  * Limits and the end of a job:
  *  - each of stdout and stderr keeps at most max_output bytes (0 means
@@ -87,12 +77,6 @@ enum run_outcome {
  */
 int run_job(const struct job_msg *job, const struct run_hooks *hooks,
 	    struct result_msg *res);
-
-/*
- * 1 if `command` may be exec'd directly instead of through the shell
- * (see above), else 0.  Exposed for tests.
- */
-int run_is_simple(const char *shell, char *const *shellflags, const char *command);
 
 /*
  * Self-pipe for signals, shared by the worker and the supervisor: catch

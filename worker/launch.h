@@ -1,0 +1,68 @@
+/*
+ * launch.h - decide how a job's command line is run, and start it.
+ *
+ * How the command line is run: when the shell is /bin/sh with the flag
+ * -c (or -ec), and the command has no shell metacharacter and does not
+ * start with a shell keyword or builtin, it is split on blanks and run
+ * directly, found through the job's PATH, as make does for recipe lines;
+ * otherwise `shell shellflags... command` is run.  A direct command that
+ * is not an executable format (ENOEXEC) is retried through the shell.
+ *
+ * The command starts in a session and process group of its own (pgid =
+ * its pid), with an empty signal mask and default dispositions for every
+ * signal, standard input from a pipe (job->has_input) or /dev/null,
+ * standard output and error on two pipes, in job->cwd, and with no other
+ * descriptor.  Its environment is the caller's `environ` with the job's
+ * "K=V" entries replacing or adding variables (an entry without '='
+ * removes K).
+ *
+ * A session, not just a process group: in make's session the job would
+ * be a background group on make's terminal, and one touching /dev/tty
+ * (an ssh prompt) would be stopped by SIGTTIN forever.  Without a
+ * controlling terminal that open fails at once.
+ *
+ * Not thread-safe: the spawn attributes and file actions are kept from
+ * one job to the next (building them costs a getrlimit() per action in
+ * glibc, more than the rest of a trivial job's bookkeeping).
+ */
+#ifndef ASYNC_LAUNCH_H
+#define ASYNC_LAUNCH_H
+
+#include <sys/types.h>
+
+#include "proto.h"
+
+struct launch {
+	pid_t pid;    /* the command's process, session and group id */
+	int in_fd;    /* write end of its stdin, or -1 without has_input */
+	int out_fd;   /* read end of its stdout */
+	int err_fd;   /* read end of its stderr */
+	/*
+	 * The command's own ends of those two pipes, still open here.  A
+	 * caller that keeps them until the command's process has exited is
+	 * woken once by the exit, instead of by the end of the output and
+	 * then again by the exit; it must close them then, or it never sees
+	 * end-of-file.
+	 */
+	int out_w, err_w;
+};
+
+/*
+ * Start job's command.  On success returns 0 and fills *l; the caller
+ * owns the five descriptors (all close-on-exec; the three read and write
+ * ends the caller uses are non-blocking) and must reap l->pid.  On failure returns -1 with one reason line appended
+ * to `why` ("asynccompile: cannot run 'cc': No such file or directory"),
+ * and nothing is left open or running.
+ */
+int launch_start(const struct job_msg *job, struct launch *l, struct buf *why);
+
+/*
+ * 1 if `command` may be exec'd directly instead of through the shell
+ * (see above), else 0.
+ */
+int launch_is_simple(const char *shell, char *const *shellflags, const char *command);
+
+/* Free what launch_start() keeps between jobs (for leak checkers). */
+void launch_release(void);
+
+#endif
