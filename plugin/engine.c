@@ -306,6 +306,18 @@ static void engine_release_slot(struct job *j)
 	j->slot = SLOT_NONE;
 }
 
+/*
+ * The pool counts what its workers run at once and sends the count with
+ * STARTED and RESULT: a job too short to be reported started (the
+ * supervisor's workers report only jobs that outlive a few milliseconds)
+ * still counts.
+ */
+static void engine_saw_running(uint32_t n)
+{
+	if (n <= INT32_MAX && (int)n > E.st.max_running)
+		E.st.max_running = (int)n;
+}
+
 void engine_on_started(int64_t id, const struct started_msg *m)
 {
 	struct job *j = id > 0 && (size_t)id < E.capbyid ? E.byid[id] : NULL;
@@ -315,8 +327,7 @@ void engine_on_started(int64_t id, const struct started_msg *m)
 		j->worker = m->worker;
 		/* running = started by a worker, not merely handed to the pool */
 		E.st.running++;
-		if (E.st.running > E.st.max_running)
-			E.st.max_running = E.st.running;
+		engine_saw_running(m->running);
 	}
 }
 
@@ -327,6 +338,7 @@ void engine_on_result(int64_t id, const struct result_msg *res)
 	if (!j || j->state != JOB_RUNNING)
 		return;
 	engine_release_slot(j);
+	engine_saw_running(res->running);
 	j->res.status = res->status;
 	j->res.flags = res->flags;
 	buf_add(&j->res.out, res->out.data, res->out.len);

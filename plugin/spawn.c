@@ -106,7 +106,7 @@ int spawn_fork_worker(int index, int *to_child, int *from_child, pid_t *pid)
 		if (close_range(3, ~0U, 0) < 0)
 			for (int fd = 3; fd < 65536; fd++)
 				close(fd);
-		_exit(worker_main(0, 1, index));
+		_exit(worker_main(0, 1, index, 0));
 	}
 	close(to[0]);
 	close(from[1]);

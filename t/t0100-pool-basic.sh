@@ -17,7 +17,7 @@ expect_res() { # line-in-res...
 
 t_version() {
 	"$WORKER" --version >v || return 1
-	expect_grep '^asynccompile-worker .*protocol 1' v || return 1
+	expect_grep '^asynccompile-worker .*protocol 2' v || return 1
 	st=0; "$WORKER" --bogus 2>e || st=$?
 	expect_eq 2 "$st" "exit status of bad usage" && expect_grep usage e
 }

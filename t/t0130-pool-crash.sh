@@ -28,6 +28,23 @@ t_giveup() {
 }
 ok 'with retries 0 it fails with RES_CRASHED and a note' t_giveup
 
+# Workers under the supervisor send STARTED only after a while (-S: here a
+# minute), so a worker that dies early leaves a job the pool has no pid
+# for.  The supervisor is a child subreaper: the orphan comes to it and
+# is killed with its group before the RESULT goes out.
+t_orphan_without_started() {
+	m=1207.$$
+	"$CLIENT" -S 60000 "$WORKER" 1 one -r 0 "kill -9 \$PPID; exec sleep $m" \
+		>res 2>log || { cat log res; return 1; }
+	expect_grep '^status=125$' res && expect_grep '^flags=CRASHED$' res || return 1
+	if pgrep -f "sleep $m" >/dev/null; then
+		echo "# the orphaned job is still running"
+		pkill -f "sleep $m"
+		return 1
+	fi
+}
+ok 'a worker that dies before reporting STARTED leaves no job behind' t_orphan_without_started
+
 t_keeps_serving() {
 	rm -rf crashed
 	"$CLIENT" "$WORKER" 2 many 300 'mkdir crashed 2>/dev/null && kill -9 $PPID; true' \

@@ -22,8 +22,8 @@
 
 static void usage(void)
 {
-	fputs("usage: asynccompile-worker --worker INDEX\n"
-	      "       asynccompile-worker --supervise NWORKERS\n"
+	fputs("usage: asynccompile-worker --worker INDEX [--started-after MS]\n"
+	      "       asynccompile-worker --supervise NWORKERS [--started-after MS]\n"
 	      "       asynccompile-worker --print-config [FILE]\n"
 	      "       asynccompile-worker --version\n"
 	      "Speaks the asynccompile protocol on stdin/stdout; started by the\n"
@@ -130,22 +130,25 @@ int main(int argc, char **argv)
 		       PROTO_VERSION);
 		return 0;
 	}
-	if (argc != 3)
+	/* --started-after is for tests; the plugin relies on the defaults */
+	if (argc != 3 && !(argc == 5 && !strcmp(argv[3], "--started-after")))
 		usage();
 	close_inherited();
 	open_stdio();
 	signal(SIGPIPE, SIG_IGN);
 	if (!strcmp(argv[1], "--worker")) {
 		int index = parse_int(argv[2], 0, INT_MAX);
+		int after = argc == 5 ? parse_int(argv[4], 0, 3600000) : 0;
 
 		die_with_parent();
-		return worker_main(0, 1, index);
+		return worker_main(0, 1, index, after);
 	}
 	if (!strcmp(argv[1], "--supervise")) {
 		int n = parse_int(argv[2], 1, 1024);
+		int after = argc == 5 ? parse_int(argv[4], 0, 3600000) : -1;
 
 		die_with_parent();
-		return supervise_main(0, 1, n, self_exe(argv[0]));
+		return supervise_main(0, 1, n, self_exe(argv[0]), after);
 	}
 	usage();
 }

@@ -48,6 +48,7 @@ struct pjob {
 	size_t len;
 	uint32_t retries;
 	uint32_t attempts; /* runs handed to a worker so far */
+	uint32_t running;  /* busy workers when it was last handed to one, itself included */
 	int cancelled;
 	struct pjob *next;  /* queue order */
 	struct pjob *hnext; /* hash chain */
@@ -180,6 +181,7 @@ static void pool_report(struct pool *p, struct pjob *j, int status, uint32_t fla
 	res.start_ns = res.end_ns = proto_now_ns();
 	res.worker = -1;
 	res.attempts = j->attempts;
+	res.running = j->running;
 	buf_addstr(&res.err, "asynccompile: ");
 	va_start(ap, fmt);
 	{
@@ -394,6 +396,7 @@ static void pool_dispatch(struct pool *p)
 		w->state = W_BUSY;
 		if (++p->busy > p->st.max_running)
 			p->st.max_running = p->busy;
+		j->running = (uint32_t)p->busy;
 		pool_send(w, j->id, j->payload, j->len);
 	}
 }
@@ -468,6 +471,7 @@ static void pool_got_result(struct pool *p, struct pworker *w)
 	}
 	res.worker = w->index;
 	res.attempts = j->attempts;
+	res.running = j->running;
 	w->job = NULL;
 	w->job_pgid = 0;
 	w->state = W_IDLE;
@@ -513,6 +517,7 @@ static void pool_got_frame(struct pool *p, struct pworker *w)
 		}
 		w->job_pgid = m.pid;
 		m.worker = w->index;
+		m.running = w->job->running;
 		if (p->ops.started)
 			p->ops.started(p->ctx, d->id, &m);
 		return;

@@ -366,6 +366,7 @@ void msg_put_started(struct buf *out, const struct started_msg *m)
 	put_u8(out, MSG_STARTED);
 	put_u32(out, (uint32_t)m->pid);
 	put_u32(out, (uint32_t)m->worker);
+	put_u32(out, m->running);
 }
 
 int msg_get_started(const void *p, size_t n, struct started_msg *m, const char **why)
@@ -380,6 +381,7 @@ int msg_get_started(const void *p, size_t n, struct started_msg *m, const char *
 	get_u8(&r);
 	m->pid = (int32_t)get_u32(&r);
 	m->worker = (int32_t)get_u32(&r);
+	m->running = get_u32(&r);
 	bad = msg_finish(&r, "STARTED: message too short",
 			 "STARTED: trailing bytes after the message");
 	/* The pid is used as kill(-pid): 0 or negative would hit the wrong group. */
@@ -409,6 +411,7 @@ void msg_put_result(struct buf *out, const struct result_msg *m)
 	put_i64(out, m->maxrss_kb);
 	put_u32(out, (uint32_t)m->worker);
 	put_u32(out, m->attempts);
+	put_u32(out, m->running);
 }
 
 int msg_get_result(const void *p, size_t n, struct result_msg *m, const char **why)
@@ -434,6 +437,7 @@ int msg_get_result(const void *p, size_t n, struct result_msg *m, const char **w
 	m->maxrss_kb = get_i64(&r);
 	m->worker = (int32_t)get_u32(&r);
 	m->attempts = get_u32(&r);
+	m->running = get_u32(&r);
 	bad = msg_finish(&r, "RESULT: message too short or malformed field",
 			 "RESULT: trailing bytes after the message");
 	if (!bad && (m->flags & ~(uint32_t)RES_KNOWN_FLAGS))

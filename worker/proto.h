@@ -26,7 +26,7 @@
 
 #include "buf.h"
 
-#define PROTO_VERSION 1
+#define PROTO_VERSION 2
 #define PROTO_ID_CONTROL 0
 #define PROTO_ID_SHUTDOWN (-1)
 #define PROTO_HEADER_SIZE 16
@@ -168,11 +168,18 @@ struct result_msg {
 	int64_t utime_us, stime_us, maxrss_kb;
 	int32_t worker;     /* index of the worker that ran it */
 	uint32_t attempts;  /* 1 + re-runs after worker crashes */
+	uint32_t running;   /* see started_msg */
 };
 
 struct started_msg {
 	int32_t pid;  /* the job's process (and process group) id */
 	int32_t worker;
+	/*
+	 * Jobs the pool's workers were running when it handed this one to
+	 * a worker, this one included; a worker sends 0 and the pool fills
+	 * it in when it passes the message on.
+	 */
+	uint32_t running;
 };
 
 /* Each encoder appends one complete payload (type byte first) to `out`. */

@@ -49,6 +49,7 @@ struct run_state {
 	int64_t term_at;  /* ms deadline for the timeout's SIGTERM; 0 = none */
 	int64_t kill_at;  /* ms deadline for SIGKILL; 0 = none */
 	int64_t drain_until;
+	int64_t started_at; /* ms deadline for hooks->started; 0 = none due */
 	int reaped;
 	int wstatus;
 };
@@ -252,6 +253,7 @@ static void run_loop(struct run_state *st)
 			if (h->watch_fd[i] >= 0)
 				pfd[n++] = (struct pollfd){ h->watch_fd[i], POLLIN, 0 };
 		if (!st->reaped) {
+			timeout = run_deadline(st->started_at, now, timeout);
 			if (st->stop == STOP_NONE)
 				timeout = run_deadline(st->term_at, now, timeout);
 			timeout = run_deadline(st->kill_at, now, timeout);
@@ -283,6 +285,10 @@ static void run_loop(struct run_state *st)
 		}
 		if (!st->reaped && (pid_i >= n || pfd[pid_i].revents))
 			run_try_reap(st);
+		if (st->started_at && !st->reaped && run_now_ms() >= st->started_at) {
+			st->started_at = 0;
+			h->started(h->ctx, st->pid);
+		}
 	}
 }
 
@@ -369,8 +375,10 @@ int run_job(const struct job_msg *job, const struct run_hooks *hooks,
 		run_close(&st.out_w);
 		run_close(&st.err_w);
 	}
-	if (hooks && hooks->started)
+	if (hooks && hooks->started && hooks->started_after_ms <= 0)
 		hooks->started(hooks->ctx, st.pid);
+	else if (hooks && hooks->started)
+		st.started_at = run_now_ms() + hooks->started_after_ms;
 	if (job->timeout_ms > 0)
 		st.term_at = run_now_ms() + job->timeout_ms;
 	if (st.in_fd >= 0 && !job->input_len)

@@ -61,8 +61,13 @@ struct run_hooks {
 	int watch_fd[RUN_MAX_WATCH]; /* -1 = unused slot */
 	/* `fd` is readable or hung up; returns an enum run_verdict. */
 	int (*watch)(void *ctx, int fd);
-	/* Optional: the command's process (and group) `pid` exists. */
+	/*
+	 * Optional: the command's process (and group) `pid` exists and has
+	 * run for started_after_ms (0: called at once).  A command that ends
+	 * sooner never gets the call: its result says the rest.
+	 */
 	void (*started)(void *ctx, pid_t pid);
+	int64_t started_after_ms;
 	void *ctx;
 };
 
@@ -92,11 +97,15 @@ int run_signals_open(const int *sigs);
  */
 int run_signals_drain(int fd);
 /*
- * Kill and reap every child of this process that is left (the worker is a
- * child subreaper: a job's processes that left its process group, e.g.
- * under timeout(1) or setsid, are re-parented to it).  Call between jobs.
+ * Kill and reap every child of this process that is left, and the process
+ * group each leads, except children in session keep_sid (0: none kept).
+ * For a child subreaper: the worker's strays are a job's processes that
+ * left its process group (timeout(1), setsid) and were re-parented to it,
+ * reaped between jobs; the supervisor's are the jobs of a worker that
+ * died, kept apart from its workers by their session (a job runs in a
+ * session of its own).
  */
-void run_reap_strays(void);
+void run_reap_strays(pid_t keep_sid);
 /* Default dispositions back for the caught signals; both ends closed. */
 void run_signals_close(int fd);
 

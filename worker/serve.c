@@ -36,6 +36,7 @@ enum serve_event {
 
 struct serve {
 	int in_fd, out_fd, index;
+	int started_after_ms;
 	int sig_fd;
 	struct frame_decoder dec;
 	int64_t job_id;   /* job being run, 0 when idle */
@@ -217,6 +218,7 @@ static int serve_job(struct serve *s)
 		.watch_fd = { s->in_fd, s->sig_fd, -1, -1 },
 		.watch = serve_watch,
 		.started = serve_started,
+		.started_after_ms = s->started_after_ms,
 		.ctx = s,
 	};
 	struct job_msg job;
@@ -234,7 +236,7 @@ static int serve_job(struct serve *s)
 	r = run_job(&job, &hooks, &res);
 	job_msg_release(&job);
 	/* nothing the job started outlives it, inside its group or not */
-	run_reap_strays();
+	run_reap_strays(0);
 	if (r == RUN_DONE) {
 		res.worker = s->index;
 		res.attempts = 1;
@@ -292,7 +294,7 @@ static int serve_frame(struct serve *s)
 			  s->dec.id, type);
 }
 
-int worker_main(int in_fd, int out_fd, int index)
+int worker_main(int in_fd, int out_fd, int index, int started_after_ms)
 {
 	static const int sigs[] = { SIGTERM, SIGINT, SIGHUP, 0 };
 	struct serve s;
@@ -302,6 +304,7 @@ int worker_main(int in_fd, int out_fd, int index)
 	s.in_fd = in_fd;
 	s.out_fd = out_fd;
 	s.index = index;
+	s.started_after_ms = started_after_ms;
 	frame_decoder_init(&s.dec);
 	/*
 	 * Processes a job moves out of its process group (timeout(1),
@@ -326,7 +329,7 @@ int worker_main(int in_fd, int out_fd, int index)
 	if (r == EV_SIGNAL && s.signo != SIGTERM)
 		fprintf(stderr, "asynccompile-worker %d: %s\n", index,
 			strsignal(s.signo));
-	run_reap_strays();
+	run_reap_strays(0);
 	frame_decoder_release(&s.dec);
 	run_signals_close(s.sig_fd);
 	if (r == EV_SIGNAL)

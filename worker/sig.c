@@ -74,7 +74,7 @@ int run_signals_drain(int fd)
 	return sig;
 }
 
-void run_reap_strays(void)
+void run_reap_strays(pid_t keep_sid)
 {
 	char path[64];
 	int rounds;
@@ -102,7 +102,12 @@ void run_reap_strays(void)
 
 			if (end == p)
 				break;
-			if (pid > 0) {
+			if (pid > 0 && (!keep_sid || getsid((pid_t)pid) != keep_sid)) {
+				/*
+				 * Our child, so its id is not reused before we
+				 * reap it: its group, if any, is its own.
+				 */
+				kill(-(pid_t)pid, SIGKILL);
 				kill((pid_t)pid, SIGKILL);
 				waitpid((pid_t)pid, NULL, 0);
 				found = 1;

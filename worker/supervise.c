@@ -21,6 +21,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -37,6 +38,13 @@ extern char **environ;
 
 struct sup {
 	int in_fd, out_fd, nworkers;
+	/*
+	 * Workers report a job started only once it has run this long: a
+	 * trivial job then wakes us once, for its RESULT, not twice.  Safe
+	 * because we are a child subreaper: the job of a worker that dies
+	 * comes to us, and needs no pid from STARTED (see sup_reap).
+	 */
+	int started_after_ms;
 	const char *exe;
 	int sig_fd;
 	struct pool *pool;
@@ -57,10 +65,11 @@ static int sup_start(void *ctx, int index, int *to_worker, int *from_worker, pid
 	posix_spawn_file_actions_t fa;
 	posix_spawnattr_t at;
 	sigset_t none, def;
-	char num[16];
-	char *argv[] = { (char *)s->exe, "--worker", num, NULL };
+	char num[16], after[16];
+	char *argv[] = { (char *)s->exe, "--worker", num, "--started-after", after, NULL };
 
 	snprintf(num, sizeof num, "%d", index);
+	snprintf(after, sizeof after, "%d", s->started_after_ms);
 	if (pipe2(to, O_CLOEXEC) < 0)
 		return -1;
 	if (pipe2(from, O_CLOEXEC) < 0) {
@@ -127,6 +136,11 @@ static void sup_started(void *ctx, int64_t id, const struct started_msg *m)
 	buf_release(&b);
 }
 
+/*
+ * A worker is gone.  Whatever it was running was re-parented to us (we are
+ * a child subreaper) before we could reap it: end those processes, and
+ * the groups they lead, now.  Workers share our session; jobs never do.
+ */
 static void sup_reap(void *ctx, pid_t pid)
 {
 	int st;
@@ -134,6 +148,7 @@ static void sup_reap(void *ctx, pid_t pid)
 	(void)ctx;
 	while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
 		;
+	run_reap_strays(getsid(0));
 }
 
 static void sup_log(void *ctx, const char *msg)
@@ -357,7 +372,8 @@ static void sup_loop(struct sup *s)
 	free(fds);
 }
 
-int supervise_main(int in_fd, int out_fd, int nworkers, const char *worker_exe)
+int supervise_main(int in_fd, int out_fd, int nworkers, const char *worker_exe,
+		   int started_after_ms)
 {
 	static const int sigs[] = { SIGTERM, SIGINT, SIGHUP, SIGCHLD, 0 };
 	static const struct pool_ops ops = {
@@ -370,9 +386,12 @@ int supervise_main(int in_fd, int out_fd, int nworkers, const char *worker_exe)
 	struct sup s;
 
 	memset(&s, 0, sizeof s);
+	prctl(PR_SET_CHILD_SUBREAPER, 1);
 	s.in_fd = in_fd;
 	s.out_fd = out_fd;
 	s.nworkers = nworkers < 1 ? 1 : nworkers;
+	s.started_after_ms = started_after_ms < 0 ? SUPERVISE_STARTED_AFTER_MS
+						  : started_after_ms;
 	s.exe = worker_exe;
 	frame_decoder_init(&s.dec);
 	s.sig_fd = run_signals_open(sigs);

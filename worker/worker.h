@@ -14,12 +14,23 @@
 #ifndef ASYNC_WORKER_H
 #define ASYNC_WORKER_H
 
-/* Run jobs one at a time (a pool worker).  `index` is reported in results. */
-int worker_main(int in_fd, int out_fd, int index);
+/*
+ * Run jobs one at a time (a pool worker).  `index` is reported in results.
+ * STARTED is sent once a job has run for started_after_ms (0: as soon as
+ * it is spawned); a shorter job is reported by its RESULT alone, which
+ * saves its pool a wake-up.  Only a pool that can find a dead worker's
+ * job without the pid from STARTED may ask for a delay.
+ */
+int worker_main(int in_fd, int out_fd, int index, int started_after_ms);
 /*
  * Supervisor: own a pool of `nworkers` workers, each started as
- * `worker_exe --worker INDEX`, and multiplex jobs from in_fd by id.
+ * `worker_exe --worker INDEX --started-after MS`, and multiplex jobs from
+ * in_fd by id.  It is a child subreaper, so the jobs of a worker that dies
+ * come to it and are ended.  started_after_ms < 0 means the default
+ * (SUPERVISE_STARTED_AFTER_MS).
  */
-int supervise_main(int in_fd, int out_fd, int nworkers, const char *worker_exe);
+#define SUPERVISE_STARTED_AFTER_MS 2
+int supervise_main(int in_fd, int out_fd, int nworkers, const char *worker_exe,
+		   int started_after_ms);
 
 #endif

@@ -33,6 +33,7 @@
  *            "supervisor" in the pid file is then the worker
  *   -D FILE  delete FILE once the supervisor runs (its own executable, so
  *            that it cannot start workers)
+ *   -S MS    pass --started-after MS (to the supervisor, or the -W worker)
  *
  * Exit status: 0 when every check passed, 1 otherwise; a watchdog aborts
  * after 120 s so a hang fails instead of stalling the suite.
@@ -61,6 +62,7 @@ static char *env_list[64];
 static int env_n;
 static const char *pid_file, *out_file, *err_file, *delete_file;
 static int bare_worker;
+static const char *started_after;
 static pid_t sup_pid;
 static int to_sup = -1, from_sup = -1;
 
@@ -134,11 +136,15 @@ static void start_supervisor(const char *exe, const char *n)
 {
 	int to[2], from[2];
 	posix_spawn_file_actions_t fa;
-	char *argv[] = { (char *)exe, "--supervise", (char *)n, NULL };
+	char *argv[] = { (char *)exe, "--supervise", (char *)n, NULL, NULL, NULL };
 
 	if (bare_worker) {
 		argv[1] = "--worker";
 		argv[2] = "0";
+	}
+	if (started_after) {
+		argv[3] = "--started-after";
+		argv[4] = (char *)started_after;
 	}
 	int rc;
 
@@ -593,7 +599,7 @@ int main(int argc, char **argv)
 	job.kill_grace_ms = 5000;
 	job.max_output = 16 << 20;
 	job.retries = 1;
-	while ((opt = getopt(argc, argv, "t:g:r:m:i:e:C:s:p:O:E:D:W")) != -1) {
+	while ((opt = getopt(argc, argv, "t:g:r:m:i:e:C:s:p:O:E:D:WS:")) != -1) {
 		switch (opt) {
 		case 't': job.timeout_ms = atoll(optarg); break;
 		case 'g': job.kill_grace_ms = atoll(optarg); break;
@@ -616,6 +622,7 @@ int main(int argc, char **argv)
 		case 'E': err_file = optarg; break;
 		case 'D': delete_file = optarg; break;
 		case 'W': bare_worker = 1; break;
+		case 'S': started_after = optarg; break;
 		default: die("bad option (see the comment at the top)");
 		}
 	}

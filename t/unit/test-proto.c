@@ -190,7 +190,7 @@ static void test_hello_started(void)
 {
 	struct buf b = BUF_INIT;
 	struct hello_msg h = { PROTO_VERSION, 8, 12345 }, h2;
-	struct started_msg s = { 4242, 7 }, s2;
+	struct started_msg s = { 4242, 7, 3 }, s2;
 	const char *why = NULL;
 
 	msg_put_hello(&b, &h);
@@ -209,7 +209,7 @@ static void test_hello_started(void)
 	buf_reset(&b);
 	msg_put_started(&b, &s);
 	ok(msg_get_started(b.data, b.len, &s2, &why) == 0 &&
-	   s2.pid == 4242 && s2.worker == 7, "STARTED round-trips");
+	   s2.pid == 4242 && s2.worker == 7 && s2.running == 3, "STARTED round-trips");
 	ok(msg_get_started(b.data, 5, &s2, &why) < 0 && has(why, "too short"),
 	   "short STARTED fails");
 	buf_reset(&b);
@@ -341,6 +341,7 @@ static void test_result(void)
 	m.maxrss_kb = 3;
 	m.worker = 9;
 	m.attempts = 2;
+	m.running = 5;
 	msg_put_result(&b, &m);
 	ok(msg_get_result(b.data, b.len, &g, &why) == 0, "1 MiB RESULT decodes");
 	ok(g.out.len == big && !memcmp(g.out.data, m.out.data, big),
@@ -349,7 +350,8 @@ static void test_result(void)
 	   "empty stderr decodes as an empty C string");
 	ok(g.status == -1 && g.flags == m.flags && g.start_ns == INT64_MAX &&
 	   g.end_ns == -3 && g.utime_us == 1 && g.stime_us == 2 && g.maxrss_kb == 3 &&
-	   g.worker == 9 && g.attempts == 2, "RESULT numbers round-trip");
+	   g.worker == 9 && g.attempts == 2 &&
+	   g.running == 5, "RESULT numbers round-trip");
 	result_msg_release(&g);
 	ok(!g.out.data && !g.err.data, "result_msg_release leaves the message empty");
 
@@ -725,7 +727,7 @@ static int write_corpus(const char *dir)
 {
 	char *flags[] = { "-c", NULL }, *env[] = { "A=1", NULL };
 	struct hello_msg h = { PROTO_VERSION, 4, 100 };
-	struct started_msg s = { 200, 1 };
+	struct started_msg s = { 200, 1, 1 };
 	struct result_msg res;
 	struct job_msg j;
 	struct buf p = BUF_INIT, st = BUF_INIT;

@@ -43,7 +43,7 @@ int main(void)
 		_exit(0);
 	}
 	waitpid(kid, NULL, 0);
-	run_reap_strays();
+	run_reap_strays(0);
 	ok(waitpid(-1, NULL, WNOHANG) < 0, "no child left after run_reap_strays");
 	return done_testing();
 }
