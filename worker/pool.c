@@ -554,6 +554,9 @@ static void pool_read(struct pool *p, struct pworker *w)
 			return;
 		}
 		total += (size_t)n;
+		/* a short read emptied the pipe: no EAGAIN read to prove it */
+		if ((size_t)n < sizeof tmp)
+			total = POOL_READ_BUDGET;
 		while (w->state != W_DOWN && off < (size_t)n) {
 			int r = frame_feed(&w->dec, tmp + off, (size_t)n - off, &used);
 

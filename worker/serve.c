@@ -12,6 +12,7 @@
 #include "worker.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <poll.h>
 #include <signal.h>
@@ -57,7 +58,7 @@ static int serve_fail(struct serve *s, const char *fmt, ...)
 }
 
 /* One read() of at most what the current frame still needs, then feed it. */
-static int serve_read(struct serve *s)
+static int serve_read_once(struct serve *s)
 {
 	unsigned char tmp[64 << 10];
 	size_t want, used;
@@ -88,6 +89,22 @@ static int serve_read(struct serve *s)
 	if (r == FRAME_ERROR)
 		return serve_fail(s, "%s", s->dec.err);
 	return r == FRAME_READY ? EV_FRAME : EV_MORE;
+}
+
+/*
+ * Read no further than the end of the current frame (what follows is the
+ * pool's business until this frame is handled), at most two read()s: one
+ * that completes the header may be followed at once by one for the
+ * payload, which the pool wrote with it, saving a poll().
+ */
+static int serve_read(struct serve *s)
+{
+	int r = serve_read_once(s);
+
+	if (r == EV_MORE && s->dec.hdr_got == PROTO_HEADER_SIZE &&
+	    s->dec.payload.len == 0 && s->dec.len > 0)
+		r = serve_read_once(s);
+	return r;
 }
 
 /* Wait for the next frame while idle. */
@@ -305,6 +322,8 @@ int worker_main(int in_fd, int out_fd, int index, int started_after_ms)
 	s.out_fd = out_fd;
 	s.index = index;
 	s.started_after_ms = started_after_ms;
+	/* serve_read() may try a read that finds nothing yet */
+	fcntl(in_fd, F_SETFL, fcntl(in_fd, F_GETFL) | O_NONBLOCK);
 	frame_decoder_init(&s.dec);
 	/*
 	 * Processes a job moves out of its process group (timeout(1),
