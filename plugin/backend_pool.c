@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "../worker/pool.h"
+#include "../worker/worker.h"
 #include "plugin.h"
 
 struct pb {
@@ -17,16 +18,25 @@ struct pb {
 	int fork_mode;
 };
 
+/*
+ * make cannot be a child subreaper, so workers write their job's pid on
+ * the pool's board; with it they may report STARTED late (worker.h).
+ */
 static int pb_start(void *ctx, int index, int *to, int *from, pid_t *pid)
 {
 	struct pb *b = ctx;
-	char ibuf[16];
-	char *argv[] = { b->exe, "--worker", ibuf, NULL };
+	int board = pool_board(b->pool);
+	char ibuf[16], abuf[16];
+	char *argv[] = { b->exe, "--worker", ibuf, "--started-after", abuf,
+			 "--pid-board", "3", NULL };
 
+	if (board < 0)
+		return -1;
 	if (b->fork_mode)
-		return spawn_fork_worker(index, to, from, pid);
+		return spawn_fork_worker(index, board, to, from, pid);
 	snprintf(ibuf, sizeof ibuf, "%d", index);
-	return spawn_worker(b->exe, argv, to, from, pid);
+	snprintf(abuf, sizeof abuf, "%d", WORKER_STARTED_AFTER_MS);
+	return spawn_worker(b->exe, argv, board, to, from, pid);
 }
 
 static void pb_result(void *ctx, int64_t id, const struct result_msg *res)

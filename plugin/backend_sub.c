@@ -61,7 +61,7 @@ static int sub_launch(struct sub *s)
 	struct hello_msg h = { PROTO_VERSION, 0, (int32_t)getpid() };
 
 	snprintf(nbuf, sizeof nbuf, "%d", s->workers);
-	if (spawn_worker(s->exe, argv, &s->to, &s->from, &s->pid) < 0) {
+	if (spawn_worker(s->exe, argv, -1, &s->to, &s->from, &s->pid) < 0) {
 		engine_log("cannot start the pool supervisor %s: %s", s->exe, strerror(errno));
 		s->to = s->from = -1;
 		return -1;

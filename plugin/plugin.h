@@ -121,11 +121,15 @@ struct backend *backend_subprocess_new(const char *worker_exe, int workers, stru
 /* backend_pool.c: the plugin's own pool of workers, exec'd or forked. */
 struct backend *backend_pool_new(const char *worker_exe, int workers, int fork_mode, struct buf *err);
 
-/* spawn.c: start the worker executable with a pipe pair on its fd 0/1. */
-int spawn_worker(const char *exe, char *const argv[], int *to_child, int *from_child, pid_t *pid);
+/*
+ * spawn.c: start the worker executable with a pipe pair on its fd 0/1 and,
+ * unless `board` is -1, that descriptor (board.h) on its fd 3.
+ */
+int spawn_worker(const char *exe, char *const argv[], int board, int *to_child,
+		 int *from_child, pid_t *pid);
 /* Path of the worker executable (env, next to the .so, libexec); malloc'd. */
 char *spawn_find_worker(struct buf *err);
-/* Fork a worker from this process image, running worker_main(). */
-int spawn_fork_worker(int index, int *to_child, int *from_child, pid_t *pid);
+/* Fork a worker from this process image, running worker_main(); board as above. */
+int spawn_fork_worker(int index, int board, int *to_child, int *from_child, pid_t *pid);
 
 #endif

@@ -40,7 +40,8 @@ static void spawn_close4(int to[2], int from[2])
 	close(from[1]);
 }
 
-int spawn_worker(const char *exe, char *const argv[], int *to_child, int *from_child, pid_t *pid)
+int spawn_worker(const char *exe, char *const argv[], int board, int *to_child,
+		 int *from_child, pid_t *pid)
 {
 	posix_spawn_file_actions_t fa;
 	posix_spawnattr_t attr;
@@ -52,8 +53,10 @@ int spawn_worker(const char *exe, char *const argv[], int *to_child, int *from_c
 	posix_spawn_file_actions_init(&fa);
 	posix_spawn_file_actions_adddup2(&fa, to[0], 0);
 	posix_spawn_file_actions_adddup2(&fa, from[1], 1);
+	if (board >= 0)
+		posix_spawn_file_actions_adddup2(&fa, board, 3);
 	/* nothing of make's (jobserver, other pipes) reaches the pool */
-	posix_spawn_file_actions_addclosefrom_np(&fa, 3);
+	posix_spawn_file_actions_addclosefrom_np(&fa, board >= 0 ? 4 : 3);
 	posix_spawnattr_init(&attr);
 	sigemptyset(&none);
 	sigfillset(&all);
@@ -77,7 +80,7 @@ int spawn_worker(const char *exe, char *const argv[], int *to_child, int *from_c
 	return 0;
 }
 
-int spawn_fork_worker(int index, int *to_child, int *from_child, pid_t *pid)
+int spawn_fork_worker(int index, int board, int *to_child, int *from_child, pid_t *pid)
 {
 	int to[2], from[2];
 	pid_t p;
@@ -100,13 +103,16 @@ int spawn_fork_worker(int index, int *to_child, int *from_child, pid_t *pid)
 			sigaction(s, &sa, NULL);
 		sigemptyset(&none);
 		sigprocmask(SIG_SETMASK, &none, NULL);
-		if (dup2(to[0], 0) < 0 || dup2(from[1], 1) < 0)
+		if (dup2(to[0], 0) < 0 || dup2(from[1], 1) < 0 ||
+		    (board >= 0 && dup2(board, 3) < 0))
 			_exit(126);
 		/* make's descriptors (a jobserver write end!) must not live on here */
-		if (close_range(3, ~0U, 0) < 0)
-			for (int fd = 3; fd < 65536; fd++)
+		int keep = board >= 0 ? 4 : 3;
+		if (close_range((unsigned)keep, ~0U, 0) < 0)
+			for (int fd = keep; fd < 65536; fd++)
 				close(fd);
-		_exit(worker_main(0, 1, index, 0));
+		_exit(worker_main(0, 1, index, board >= 0 ? WORKER_STARTED_AFTER_MS : 0,
+				  board >= 0 ? 3 : -1));
 	}
 	close(to[0]);
 	close(from[1]);

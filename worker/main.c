@@ -22,7 +22,7 @@
 
 static void usage(void)
 {
-	fputs("usage: asynccompile-worker --worker INDEX [--started-after MS]\n"
+	fputs("usage: asynccompile-worker --worker INDEX [--started-after MS] [--pid-board 3]\n"
 	      "       asynccompile-worker --supervise NWORKERS [--started-after MS]\n"
 	      "       asynccompile-worker --print-config [FILE]\n"
 	      "       asynccompile-worker --version\n"
@@ -50,11 +50,11 @@ static int parse_int(const char *s, int min, int max)
  * Whatever the parent leaked must not reach jobs (they get closefrom(3)
  * anyway) nor keep other pipes alive, e.g. a jobserver's write end.
  */
-static void close_inherited(void)
+static void close_inherited(int from)
 {
-	if (syscall(SYS_close_range, 3U, ~0U, 0U) == 0)
+	if (syscall(SYS_close_range, (unsigned)from, ~0U, 0U) == 0)
 		return;
-	for (long fd = sysconf(_SC_OPEN_MAX) - 1; fd > 2; fd--)
+	for (long fd = sysconf(_SC_OPEN_MAX) - 1; fd >= from; fd--)
 		close((int)fd);
 }
 
@@ -123,6 +123,8 @@ static int print_config(const char *file)
 
 int main(int argc, char **argv)
 {
+	int after = -1, board = -1;
+
 	if (argc >= 2 && argc <= 3 && !strcmp(argv[1], "--print-config"))
 		return print_config(argc == 3 ? argv[2] : NULL);
 	if (argc == 2 && !strcmp(argv[1], "--version")) {
@@ -130,22 +132,27 @@ int main(int argc, char **argv)
 		       PROTO_VERSION);
 		return 0;
 	}
-	/* --started-after is for tests; the plugin relies on the defaults */
-	if (argc != 3 && !(argc == 5 && !strcmp(argv[3], "--started-after")))
+	if (argc < 3 || argc % 2 == 0)
 		usage();
-	close_inherited();
+	for (int i = 3; i < argc; i += 2) {
+		if (!strcmp(argv[i], "--started-after"))
+			after = parse_int(argv[i + 1], 0, 3600000);
+		else if (!strcmp(argv[i], "--pid-board") && !strcmp(argv[1], "--worker"))
+			board = parse_int(argv[i + 1], 3, 3); /* spawn.c puts it there */
+		else
+			usage();
+	}
+	close_inherited(board >= 0 ? 4 : 3);
 	open_stdio();
 	signal(SIGPIPE, SIG_IGN);
 	if (!strcmp(argv[1], "--worker")) {
 		int index = parse_int(argv[2], 0, INT_MAX);
-		int after = argc == 5 ? parse_int(argv[4], 0, 3600000) : 0;
 
 		die_with_parent();
-		return worker_main(0, 1, index, after);
+		return worker_main(0, 1, index, after < 0 ? 0 : after, board);
 	}
 	if (!strcmp(argv[1], "--supervise")) {
 		int n = parse_int(argv[2], 1, 1024);
-		int after = argc == 5 ? parse_int(argv[4], 0, 3600000) : -1;
 
 		die_with_parent();
 		return supervise_main(0, 1, n, self_exe(argv[0]), after);

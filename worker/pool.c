@@ -11,7 +11,8 @@
  * of a descriptor that a dead one still has in that array.
  *
  * A worker that dies mid-job leaves the job's process group behind; the
- * pool kills it by the pgid the worker reported in STARTED.  The group's
+ * pool kills it by the pgid the worker reported in STARTED or, before
+ * that, wrote on the pool's board (board.h), if it has one.  The group's
  * leader was the worker's child, so it may already have been reaped by
  * init, and its id could in principle have been reused; pids are handed
  * out sequentially up to pid_max, which makes that window negligible.
@@ -28,6 +29,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "board.h"
 #include "run.h"
 
 /* A worker must answer HELLO this fast (ASan and loaded machines included). */
@@ -82,6 +84,7 @@ struct pool {
 	struct pool_stats st;
 	int start_failures;
 	int64_t next_start; /* ms: no start before this (back-off) */
+	int board;          /* board.h, or -1 */
 };
 
 static int64_t pool_now_ms(void)
@@ -299,6 +302,7 @@ static void pool_start(struct pool *p, struct pworker *w)
 	int to, from;
 	pid_t pid;
 
+	board_set(p->board, w->index, 0);
 	if (p->ops.start(p->ctx, w->index, &to, &from, &pid) < 0) {
 		snprintf(why, sizeof why, "worker %d: %s", w->index, strerror(errno));
 		pool_log(p, "asynccompile: cannot start %s", why);
@@ -351,16 +355,25 @@ static void pool_job_lost(struct pool *p, struct pworker *w, struct pjob *j)
  * protocol or never answered, so it is killed first).  Its job's group is
  * killed, the worker reaped, and the job re-queued or reported.
  */
+/* The group of the job `w` runs, as far as the pool knows, or 0. */
+static pid_t pool_job_group(const struct pool *p, const struct pworker *w)
+{
+	if (w->job_pgid > 0)
+		return w->job_pgid;
+	return w->job ? board_get(p->board, w->index) : 0;
+}
+
 static void pool_lose(struct pool *p, struct pworker *w, int alive, const char *why)
 {
 	struct pjob *j = w->job;
 	enum wstate was = w->state;
+	pid_t pgid;
 
 	pool_log(p, "asynccompile: worker %d (pid %d) %s", w->index, (int)w->pid, why);
-	if (w->job_pgid > 0)
-		kill(-w->job_pgid, SIGKILL);
 	if (alive)
-		kill(w->pid, SIGKILL);
+		kill(w->pid, SIGKILL); /* first, or it could start the next job */
+	if ((pgid = pool_job_group(p, w)) > 0)
+		kill(-pgid, SIGKILL);
 	close(w->to_fd);
 	close(w->from_fd);
 	w->to_fd = w->from_fd = -1;
@@ -601,6 +614,7 @@ struct pool *pool_new(int nworkers, const struct pool_ops *ops, void *ctx)
 	p->n = nworkers;
 	p->ops = *ops;
 	p->ctx = ctx;
+	p->board = -1;
 	for (int i = 0; i < nworkers; i++) {
 		p->w[i].index = i;
 		p->w[i].to_fd = p->w[i].from_fd = -1;
@@ -801,20 +815,24 @@ void pool_destroy(struct pool *p, int64_t grace_ms)
 	for (int i = 0; i < p->n; i++) {
 		struct pworker *w = &p->w[i];
 
+		pid_t pgid;
+
 		if (w->state == W_DOWN)
 			continue;
-		if (w->job_pgid > 0)
-			kill(-w->job_pgid, SIGTERM);
+		if ((pgid = pool_job_group(p, w)) > 0)
+			kill(-pgid, SIGTERM);
 		pool_send(w, PROTO_ID_SHUTDOWN, NULL, 0);
 	}
 	pool_drain_all(p, pool_now_ms() + (grace_ms > 0 ? grace_ms : 0));
 	for (int i = 0; i < p->n; i++) {
 		struct pworker *w = &p->w[i];
 
+		pid_t pgid;
+
 		if (w->state == W_DOWN)
 			continue;
-		if (w->job_pgid > 0)
-			kill(-w->job_pgid, SIGKILL);
+		if ((pgid = pool_job_group(p, w)) > 0)
+			kill(-pgid, SIGKILL);
 		if (w->from_fd >= 0) {
 			kill(w->pid, SIGKILL);
 			close(w->from_fd);
@@ -829,7 +847,16 @@ void pool_destroy(struct pool *p, int64_t grace_ms)
 	}
 	for (struct pjob *j; (j = pool_dequeue(p));)
 		pool_job_free(p, j);
+	if (p->board >= 0)
+		close(p->board);
 	free(p->hash);
 	free(p->w);
 	free(p);
+}
+
+int pool_board(struct pool *p)
+{
+	if (p->board < 0)
+		p->board = board_create(p->n);
+	return p->board;
 }

@@ -170,10 +170,14 @@ static void run_try_reap(struct run_state *st)
 		 * ECHILD: reaped behind our back, so its group id may already
 		 * belong to someone else; leave the group alone.
 		 */
+		if (st->hooks && st->hooks->job_pid)
+			st->hooks->job_pid(st->hooks->ctx, 0);
 	} else if (si.si_pid != st->pid) {
 		return;
 	} else {
 		kill(-st->pid, SIGKILL);
+		if (st->hooks && st->hooks->job_pid)
+			st->hooks->job_pid(st->hooks->ctx, 0);
 		do
 			r = wait4(st->pid, &st->wstatus, 0, &ru);
 		while (r < 0 && errno == EINTR);
@@ -363,6 +367,8 @@ int run_job(const struct job_msg *job, const struct run_hooks *hooks,
 		return RUN_DONE;
 	}
 	st.pid = l.pid;
+	if (hooks && hooks->job_pid)
+		hooks->job_pid(hooks->ctx, st.pid);
 	st.in_fd = l.in_fd;
 	st.out.fd = l.out_fd;
 	st.err.fd = l.err_fd;

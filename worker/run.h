@@ -68,6 +68,12 @@ struct run_hooks {
 	 */
 	void (*started)(void *ctx, pid_t pid);
 	int64_t started_after_ms;
+	/*
+	 * Optional: called with the command's pid as soon as it exists, and
+	 * with 0 once its group is killed and just before it is reaped, while
+	 * the pid cannot have been reused (see board.h).
+	 */
+	void (*job_pid)(void *ctx, pid_t pid);
 	void *ctx;
 };
 

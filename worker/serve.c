@@ -23,6 +23,7 @@
 #include <sys/prctl.h>
 #include <unistd.h>
 
+#include "board.h"
 #include "proto.h"
 #include "run.h"
 
@@ -38,6 +39,7 @@ enum serve_event {
 struct serve {
 	int in_fd, out_fd, index;
 	int started_after_ms;
+	int board_fd;     /* board.h, or -1 */
 	int sig_fd;
 	struct frame_decoder dec;
 	int64_t job_id;   /* job being run, 0 when idle */
@@ -188,6 +190,13 @@ static void serve_started(void *ctx, pid_t pid)
 	buf_release(&b);
 }
 
+static void serve_job_pid(void *ctx, pid_t pid)
+{
+	struct serve *s = ctx;
+
+	board_set(s->board_fd, s->index, pid);
+}
+
 /*
  * The runner saw the pool speak or a signal arrive while a job runs.
  * Anything but a CANCEL of this job ends the job; what ends the worker is
@@ -236,6 +245,7 @@ static int serve_job(struct serve *s)
 		.watch = serve_watch,
 		.started = serve_started,
 		.started_after_ms = s->started_after_ms,
+		.job_pid = s->board_fd >= 0 ? serve_job_pid : NULL,
 		.ctx = s,
 	};
 	struct job_msg job;
@@ -311,7 +321,7 @@ static int serve_frame(struct serve *s)
 			  s->dec.id, type);
 }
 
-int worker_main(int in_fd, int out_fd, int index, int started_after_ms)
+int worker_main(int in_fd, int out_fd, int index, int started_after_ms, int board_fd)
 {
 	static const int sigs[] = { SIGTERM, SIGINT, SIGHUP, 0 };
 	struct serve s;
@@ -322,6 +332,7 @@ int worker_main(int in_fd, int out_fd, int index, int started_after_ms)
 	s.out_fd = out_fd;
 	s.index = index;
 	s.started_after_ms = started_after_ms;
+	s.board_fd = board_fd;
 	/* serve_read() may try a read that finds nothing yet */
 	fcntl(in_fd, F_SETFL, fcntl(in_fd, F_GETFL) | O_NONBLOCK);
 	frame_decoder_init(&s.dec);

@@ -390,7 +390,7 @@ int supervise_main(int in_fd, int out_fd, int nworkers, const char *worker_exe,
 	s.in_fd = in_fd;
 	s.out_fd = out_fd;
 	s.nworkers = nworkers < 1 ? 1 : nworkers;
-	s.started_after_ms = started_after_ms < 0 ? SUPERVISE_STARTED_AFTER_MS
+	s.started_after_ms = started_after_ms < 0 ? WORKER_STARTED_AFTER_MS
 						  : started_after_ms;
 	s.exe = worker_exe;
 	frame_decoder_init(&s.dec);

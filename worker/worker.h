@@ -19,17 +19,19 @@
  * STARTED is sent once a job has run for started_after_ms (0: as soon as
  * it is spawned); a shorter job is reported by its RESULT alone, which
  * saves its pool a wake-up.  Only a pool that can find a dead worker's
- * job without the pid from STARTED may ask for a delay.
+ * job without the pid from STARTED may ask for a delay: a child subreaper
+ * (the supervisor), or one that passes a board (board.h; slot `index` is
+ * this worker's), else board_fd is -1.
  */
-int worker_main(int in_fd, int out_fd, int index, int started_after_ms);
+#define WORKER_STARTED_AFTER_MS 2
+int worker_main(int in_fd, int out_fd, int index, int started_after_ms, int board_fd);
 /*
  * Supervisor: own a pool of `nworkers` workers, each started as
  * `worker_exe --worker INDEX --started-after MS`, and multiplex jobs from
  * in_fd by id.  It is a child subreaper, so the jobs of a worker that dies
  * come to it and are ended.  started_after_ms < 0 means the default
- * (SUPERVISE_STARTED_AFTER_MS).
+ * (WORKER_STARTED_AFTER_MS).
  */
-#define SUPERVISE_STARTED_AFTER_MS 2
 int supervise_main(int in_fd, int out_fd, int nworkers, const char *worker_exe,
 		   int started_after_ms);
 

@@ -1,0 +1,159 @@
+/*
+ * Unit test for worker/pool.c with a pid board (board.h), the way the
+ * plugin's spawn and fork start methods run it: a worker that dies before
+ * it reports STARTED leaves a job only the board knows about, and the pool
+ * must end it.
+ *
+ * The worker executable is ASYNC_COMPILE_WORKER or worker/asynccompile-
+ * worker (run from the top of the tree, as `make check-unit` does).  It is
+ * started with --started-after 60000, so STARTED never comes in time.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <spawn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "../../worker/board.h"
+#include "../../worker/pool.h"
+#include "tap.h"
+
+extern char **environ;
+
+static const char *worker_exe;
+static struct pool *pool;
+static int results, starteds;
+static struct result_msg last;
+static volatile pid_t job_pid;
+
+/* The job outlived its worker: say so, and do not leave it running. */
+static void t_timeout(int sig)
+{
+	static const char msg[] = "not ok - the orphaned job was not killed within 20 s\n";
+
+	(void)sig;
+	if (job_pid > 0)
+		kill(-job_pid, SIGKILL);
+	(void)!write(1, msg, sizeof msg - 1);
+	_exit(1);
+}
+
+static int t_start(void *ctx, int index, int *to, int *from, pid_t *pid)
+{
+	posix_spawn_file_actions_t fa;
+	int a[2], b[2], rc, board = pool_board(pool);
+	char *argv[] = { (char *)worker_exe, "--worker", "0", "--started-after", "60000",
+			 "--pid-board", "3", NULL };
+
+	(void)ctx;
+	(void)index;
+	if (board < 0 || pipe2(a, O_CLOEXEC) || pipe2(b, O_CLOEXEC))
+		return -1;
+	posix_spawn_file_actions_init(&fa);
+	posix_spawn_file_actions_adddup2(&fa, a[0], 0);
+	posix_spawn_file_actions_adddup2(&fa, b[1], 1);
+	posix_spawn_file_actions_adddup2(&fa, board, 3);
+	rc = posix_spawn(pid, worker_exe, &fa, NULL, argv, environ);
+	posix_spawn_file_actions_destroy(&fa);
+	close(a[0]);
+	close(b[1]);
+	if (rc) {
+		close(a[1]);
+		close(b[0]);
+		errno = rc;
+		return -1;
+	}
+	*to = a[1];
+	*from = b[0];
+	return 0;
+}
+
+static void t_result(void *ctx, int64_t id, const struct result_msg *res)
+{
+	(void)ctx;
+	(void)id;
+	results++;
+	last.status = res->status;
+	last.flags = res->flags;
+}
+
+static void t_started(void *ctx, int64_t id, const struct started_msg *m)
+{
+	(void)ctx;
+	(void)id;
+	(void)m;
+	starteds++;
+}
+
+static void t_reap(void *ctx, pid_t pid)
+{
+	(void)ctx;
+	waitpid(pid, NULL, 0);
+}
+
+int main(void)
+{
+	static const struct pool_ops ops = { t_start, t_result, t_started, t_reap, NULL };
+	const char *env = getenv("ASYNC_COMPILE_WORKER");
+	char cmd[200];
+	struct job_msg job;
+	struct buf payload = BUF_INIT;
+	char *flags[] = { "-c", NULL };
+	int st = 0;
+
+	worker_exe = env && *env ? env : "worker/asynccompile-worker";
+	if (access(worker_exe, X_OK)) {
+		printf("1..0 # SKIP no worker executable at %s (run from the top of the tree)\n",
+		       worker_exe);
+		return 0;
+	}
+	/* orphans come here, so the job's end can be waited for, not polled */
+	prctl(PR_SET_CHILD_SUBREAPER, 1);
+	signal(SIGALRM, t_timeout);
+	alarm(20); /* a job the pool failed to kill would hang the wait below */
+
+	memset(&job, 0, sizeof job);
+	snprintf(cmd, sizeof cmd, "kill -9 $PPID; exec sleep 1208.%d", (int)getpid());
+	job.shell = "/bin/sh";
+	job.shellflags = flags;
+	job.command = cmd;
+	job.kill_grace_ms = 1000;
+	job.cwd = getcwd(NULL, 0);
+	msg_put_job(&payload, &job);
+
+	pool = pool_new(1, &ops, NULL);
+	ok(pool && pool_board(pool) >= 0, "a pool gets a board");
+	ok(pool_submit(pool, 1, payload.data, payload.len, 0) == 0, "job submitted, no retries");
+	while (!results) {
+		struct pollfd fds[8];
+		int timeout = -1;
+		size_t n = pool_pollfds(pool, fds, 8, &timeout);
+
+		if (!job_pid)
+			job_pid = board_get(pool_board(pool), 0);
+		if (poll(fds, n, timeout) < 0 && errno != EINTR)
+			break;
+		pool_events(pool, fds, n);
+	}
+	if (!job_pid)
+		job_pid = board_get(pool_board(pool), 0);
+	ok(results == 1 && last.status == 125 && (last.flags & RES_CRASHED),
+	   "the job whose worker died is reported crashed (status %d)", last.status);
+	ok(starteds == 0, "no STARTED came: only the board had the job's pid");
+	ok(job_pid > 0, "the worker wrote its job's pid on the board (%d)", (int)job_pid);
+	if (job_pid > 0) {
+		/* the job is ours now (subreaper): its status says who ended it */
+		ok(waitpid(job_pid, &st, 0) == job_pid && WIFSIGNALED(st) &&
+		   WTERMSIG(st) == SIGKILL, "the pool killed the orphaned job");
+	}
+	pool_destroy(pool, 0);
+	buf_release(&payload);
+	free(job.cwd);
+	return done_testing();
+}
