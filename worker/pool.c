@@ -363,17 +363,23 @@ static pid_t pool_job_group(const struct pool *p, const struct pworker *w)
 	return w->job ? board_get(p->board, w->index) : 0;
 }
 
+static void pool_kill_job(const struct pool *p, const struct pworker *w, int sig)
+{
+	pid_t pgid = pool_job_group(p, w);
+
+	if (pgid > 0)
+		kill(-pgid, sig);
+}
+
 static void pool_lose(struct pool *p, struct pworker *w, int alive, const char *why)
 {
 	struct pjob *j = w->job;
 	enum wstate was = w->state;
-	pid_t pgid;
 
 	pool_log(p, "asynccompile: worker %d (pid %d) %s", w->index, (int)w->pid, why);
 	if (alive)
 		kill(w->pid, SIGKILL); /* first, or it could start the next job */
-	if ((pgid = pool_job_group(p, w)) > 0)
-		kill(-pgid, SIGKILL);
+	pool_kill_job(p, w, SIGKILL);
 	close(w->to_fd);
 	close(w->from_fd);
 	w->to_fd = w->from_fd = -1;
@@ -815,24 +821,18 @@ void pool_destroy(struct pool *p, int64_t grace_ms)
 	for (int i = 0; i < p->n; i++) {
 		struct pworker *w = &p->w[i];
 
-		pid_t pgid;
-
 		if (w->state == W_DOWN)
 			continue;
-		if ((pgid = pool_job_group(p, w)) > 0)
-			kill(-pgid, SIGTERM);
+		pool_kill_job(p, w, SIGTERM);
 		pool_send(w, PROTO_ID_SHUTDOWN, NULL, 0);
 	}
 	pool_drain_all(p, pool_now_ms() + (grace_ms > 0 ? grace_ms : 0));
 	for (int i = 0; i < p->n; i++) {
 		struct pworker *w = &p->w[i];
 
-		pid_t pgid;
-
 		if (w->state == W_DOWN)
 			continue;
-		if ((pgid = pool_job_group(p, w)) > 0)
-			kill(-pgid, SIGKILL);
+		pool_kill_job(p, w, SIGKILL);
 		if (w->from_fd >= 0) {
 			kill(w->pid, SIGKILL);
 			close(w->from_fd);
