@@ -23,7 +23,7 @@
  * (the supervisor), or one that passes a board (board.h; slot `index` is
  * this worker's), else board_fd is -1.
  */
-#define WORKER_STARTED_AFTER_MS 2
+#define WORKER_STARTED_AFTER_MS 20
 int worker_main(int in_fd, int out_fd, int index, int started_after_ms, int board_fd);
 /*
  * Supervisor: own a pool of `nworkers` workers, each started as
