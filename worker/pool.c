@@ -30,6 +30,7 @@
 #include <unistd.h>
 
 #include "board.h"
+#include "pool_impl.h"
 #include "run.h"
 
 /* A worker must answer HELLO this fast (ASan and loaded machines included). */
@@ -37,56 +38,6 @@
 /* After this many start failures in a row with no worker up, queued jobs fail. */
 #define POOL_MAX_START_FAILURES 5
 #define POOL_BACKOFF_MAX_MS 1000
-/* Bytes read from one worker per wake-up, so one big result cannot starve the rest. */
-#define POOL_READ_BUDGET ((size_t)1 << 20)
-/* Status of a job reported without having run to its end. */
-#define POOL_STATUS_CRASHED 125
-#define POOL_STATUS_CANCELLED (128 + SIGTERM)
-#define POOL_STATUS_NO_WORKER 127
-
-struct pjob {
-	int64_t id;
-	unsigned char *payload;
-	size_t len;
-	uint32_t retries;
-	uint32_t attempts; /* runs handed to a worker so far */
-	uint32_t running;  /* busy workers when it was last handed to one, itself included */
-	int cancelled;
-	struct pjob *next;  /* queue order */
-	struct pjob *hnext; /* hash chain */
-};
-
-enum wstate { W_DOWN, W_HELLO, W_IDLE, W_BUSY };
-
-struct pworker {
-	int index;
-	enum wstate state;
-	int to_fd, from_fd;
-	pid_t pid;
-	struct run_outq out;
-	struct frame_decoder dec;
-	struct pjob *job;
-	pid_t job_pgid;     /* from STARTED; 0 until then */
-	int64_t hello_deadline;
-	int write_dead;     /* EPIPE seen; wait for the EOF that must follow */
-	int started_before;
-};
-
-struct pool {
-	int n;
-	struct pworker *w;
-	struct pool_ops ops;
-	void *ctx;
-	struct pjob *qhead, *qtail;
-	int queued, busy;
-	struct pjob **hash;
-	size_t hsize, hcount;
-	struct pool_stats st;
-	int start_failures;
-	int64_t next_start; /* ms: no start before this (back-off) */
-	int board;          /* board.h, or -1 */
-};
-
 static int64_t pool_now_ms(void)
 {
 	return proto_now_ns() / 1000000;
@@ -104,152 +55,6 @@ static void pool_log(struct pool *p, const char *fmt, ...)
 	vsnprintf(line, sizeof line, fmt, ap);
 	va_end(ap);
 	p->ops.log(p->ctx, line);
-}
-
-/* ---- jobs by id ---- */
-
-static size_t pool_hash_slot(const struct pool *p, int64_t id)
-{
-	return (size_t)(((uint64_t)id * 0x9E3779B97F4A7C15ull) >> 32) & (p->hsize - 1);
-}
-
-static struct pjob *pool_find(const struct pool *p, int64_t id)
-{
-	struct pjob *j = p->hash[pool_hash_slot(p, id)];
-
-	while (j && j->id != id)
-		j = j->hnext;
-	return j;
-}
-
-static int pool_hash_add(struct pool *p, struct pjob *j)
-{
-	size_t s;
-
-	if (p->hcount >= p->hsize) {
-		size_t nsize = p->hsize * 2, old = p->hsize;
-		struct pjob **nh = calloc(nsize, sizeof *nh), **oh = p->hash;
-
-		if (!nh)
-			return -1;
-		p->hash = nh;
-		p->hsize = nsize;
-		for (size_t i = 0; i < old; i++)
-			for (struct pjob *k = oh[i], *next; k; k = next) {
-				next = k->hnext;
-				s = pool_hash_slot(p, k->id);
-				k->hnext = nh[s];
-				nh[s] = k;
-			}
-		free(oh);
-	}
-	s = pool_hash_slot(p, j->id);
-	j->hnext = p->hash[s];
-	p->hash[s] = j;
-	p->hcount++;
-	return 0;
-}
-
-static void pool_hash_del(struct pool *p, struct pjob *j)
-{
-	struct pjob **pp = &p->hash[pool_hash_slot(p, j->id)];
-
-	while (*pp && *pp != j)
-		pp = &(*pp)->hnext;
-	if (*pp) {
-		*pp = j->hnext;
-		p->hcount--;
-	}
-}
-
-static void pool_job_free(struct pool *p, struct pjob *j)
-{
-	pool_hash_del(p, j);
-	free(j->payload);
-	free(j);
-}
-
-/* Report a job the pool ends itself (crash, cancel, no worker) and free it. */
-__attribute__((format(printf, 5, 6)))
-static void pool_report(struct pool *p, struct pjob *j, int status, uint32_t flags,
-			const char *fmt, ...)
-{
-	struct result_msg res;
-	va_list ap;
-	int64_t id = j->id;
-
-	memset(&res, 0, sizeof res);
-	res.status = status;
-	res.flags = flags;
-	res.start_ns = res.end_ns = proto_now_ns();
-	res.worker = -1;
-	res.attempts = j->attempts;
-	res.running = j->running;
-	buf_addstr(&res.err, "asynccompile: ");
-	va_start(ap, fmt);
-	{
-		char line[300];
-
-		vsnprintf(line, sizeof line, fmt, ap);
-		buf_addstr(&res.err, line);
-	}
-	va_end(ap);
-	buf_addch(&res.err, '\n');
-	pool_job_free(p, j);
-	p->st.completed++;
-	p->ops.result(p->ctx, id, &res);
-	result_msg_release(&res);
-}
-
-/* ---- queue ---- */
-
-static void pool_enqueue(struct pool *p, struct pjob *j, int front)
-{
-	j->next = NULL;
-	if (front) {
-		j->next = p->qhead;
-		p->qhead = j;
-		if (!p->qtail)
-			p->qtail = j;
-	} else {
-		if (p->qtail)
-			p->qtail->next = j;
-		else
-			p->qhead = j;
-		p->qtail = j;
-	}
-	p->queued++;
-}
-
-static struct pjob *pool_dequeue(struct pool *p)
-{
-	struct pjob *j = p->qhead;
-
-	if (j) {
-		p->qhead = j->next;
-		if (!p->qhead)
-			p->qtail = NULL;
-		j->next = NULL;
-		p->queued--;
-	}
-	return j;
-}
-
-static int pool_unqueue(struct pool *p, struct pjob *j)
-{
-	struct pjob **pp = &p->qhead, *prev = NULL;
-
-	while (*pp && *pp != j) {
-		prev = *pp;
-		pp = &(*pp)->next;
-	}
-	if (!*pp)
-		return -1;
-	*pp = j->next;
-	if (p->qtail == j)
-		p->qtail = prev;
-	p->queued--;
-	return 0;
 }
 
 /* ---- workers ---- */
