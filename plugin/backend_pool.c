@@ -21,6 +21,7 @@ struct pb {
 /*
  * make cannot be a child subreaper, so workers write their job's pid on
  * the pool's board; with it they may report STARTED late (worker.h).
+ * Without one (no memfd) they report it at once, as the pool needs.
  */
 static int pb_start(void *ctx, int index, int *to, int *from, pid_t *pid)
 {
@@ -30,12 +31,12 @@ static int pb_start(void *ctx, int index, int *to, int *from, pid_t *pid)
 	char *argv[] = { b->exe, "--worker", ibuf, "--started-after", abuf,
 			 "--pid-board", "3", NULL };
 
-	if (board < 0)
-		return -1;
 	if (b->fork_mode)
 		return spawn_fork_worker(index, board, to, from, pid);
 	snprintf(ibuf, sizeof ibuf, "%d", index);
-	snprintf(abuf, sizeof abuf, "%d", WORKER_STARTED_AFTER_MS);
+	snprintf(abuf, sizeof abuf, "%d", board >= 0 ? WORKER_STARTED_AFTER_MS : 0);
+	if (board < 0)
+		argv[5] = NULL;
 	return spawn_worker(b->exe, argv, board, to, from, pid);
 }
 

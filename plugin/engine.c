@@ -25,7 +25,7 @@
 
 static struct engine {
 	pthread_mutex_t lock;
-	pthread_cond_t done;       /* a job finished */
+	pthread_cond_t done;       /* make's wait set is done, or the pool stopped */
 	pthread_t thread;
 	int started, stopping;
 	int wake[2];               /* self-pipe: make's thread -> I/O thread */

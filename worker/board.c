@@ -3,6 +3,7 @@
  */
 #include "board.h"
 
+#include <fcntl.h>
 #include <stdint.h>
 #include <sys/mman.h>
 #include <unistd.h>
@@ -11,6 +12,13 @@ int board_create(int slots)
 {
 	int fd = memfd_create("asynccompile-pids", MFD_CLOEXEC);
 
+	/* above 2: starting a worker moves its pipes onto 0 and 1 first */
+	if (fd >= 0 && fd < 3) {
+		int high = fcntl(fd, F_DUPFD_CLOEXEC, 3);
+
+		close(fd);
+		fd = high;
+	}
 	if (fd >= 0 && ftruncate(fd, (off_t)slots * 4) < 0) {
 		close(fd);
 		fd = -1;

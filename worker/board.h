@@ -22,7 +22,7 @@
 
 #include <sys/types.h>
 
-/* A close-on-exec memfd of `slots` zeroed slots, or -1 with errno. */
+/* A close-on-exec memfd (fd > 2) of `slots` zeroed slots, or -1 with errno. */
 int board_create(int slots);
 void board_set(int fd, int slot, pid_t pid);
 /* The pid in `slot`, or 0. */

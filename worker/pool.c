@@ -156,16 +156,15 @@ static void pool_job_lost(struct pool *p, struct pworker *w, struct pjob *j)
 }
 
 /*
- * The worker is gone (EOF) or no longer trusted (`alive`: it broke the
- * protocol or never answered, so it is killed first).  Its job's group is
- * killed, the worker reaped, and the job re-queued or reported.
+ * The group of the job `w` runs, as far as the pool knows, or 0.  With a
+ * board, its slot alone decides: the worker clears it before reaping the
+ * job, while the pid from STARTED stays until the RESULT is read.
  */
-/* The group of the job `w` runs, as far as the pool knows, or 0. */
 static pid_t pool_job_group(const struct pool *p, const struct pworker *w)
 {
-	if (w->job_pgid > 0)
-		return w->job_pgid;
-	return w->job ? board_get(p->board, w->index) : 0;
+	if (p->board >= 0)
+		return w->job ? board_get(p->board, w->index) : 0;
+	return w->job_pgid;
 }
 
 static void pool_kill_job(const struct pool *p, const struct pworker *w, int sig)
@@ -176,6 +175,11 @@ static void pool_kill_job(const struct pool *p, const struct pworker *w, int sig
 		kill(-pgid, sig);
 }
 
+/*
+ * The worker is gone (EOF) or no longer trusted (`alive`: it broke the
+ * protocol or never answered, so it is killed first).  Its job's group is
+ * killed, the worker reaped, and the job re-queued or reported.
+ */
 static void pool_lose(struct pool *p, struct pworker *w, int alive, const char *why)
 {
 	struct pjob *j = w->job;

@@ -9,7 +9,9 @@
  * Each worker speaks the framed protocol (proto.h) on a pipe pair and runs
  * one job at a time.  A worker whose result pipe reaches EOF has died: the
  * pool kills the process group of the job it was running (learned from the
- * worker's MSG_STARTED), starts a replacement through ops->start and re-runs
+ * worker's MSG_STARTED or, with a board, from the board; an owner without
+ * either must be a child subreaper and end it itself), starts a
+ * replacement through ops->start and re-runs
  * the job if it has re-runs left, else reports it with RES_CRASHED and a
  * line in result.err saying why.  Workers are started lazily, or all at once
  * by pool_warm().

@@ -24,6 +24,7 @@
 #include <unistd.h>
 
 #include "board.h"
+#include "launch.h"
 #include "proto.h"
 #include "run.h"
 
@@ -360,6 +361,7 @@ int worker_main(int in_fd, int out_fd, int index, int started_after_ms, int boar
 		fprintf(stderr, "asynccompile-worker %d: %s\n", index,
 			strsignal(s.signo));
 	run_reap_strays(0);
+	launch_release();
 	frame_decoder_release(&s.dec);
 	run_signals_close(s.sig_fd);
 	if (r == EV_SIGNAL)

@@ -79,6 +79,7 @@ void run_reap_strays(pid_t keep_sid)
 	char path[64];
 	int rounds;
 	siginfo_t si;
+	struct buf list = BUF_INIT;
 
 	/* the common case, no child at all, in one system call */
 	if (waitid(P_ALL, 0, &si, WEXITED | WNOHANG | WNOWAIT) < 0 && errno == ECHILD)
@@ -86,18 +87,24 @@ void run_reap_strays(pid_t keep_sid)
 	snprintf(path, sizeof path, "/proc/self/task/%d/children", (int)getpid());
 	/* bounded: a stray that keeps forking is killed with each generation */
 	for (rounds = 0; rounds < 100; rounds++) {
-		char buf[4096];
 		ssize_t n;
 		int fd = open(path, O_RDONLY | O_CLOEXEC), found = 0;
 
 		if (fd < 0)
-			return;
-		n = read(fd, buf, sizeof buf - 1);
+			break;
+		/* to the end: a supervisor's orphans come after all its workers */
+		buf_reset(&list);
+		do {
+			buf_grow(&list, 4096);
+			n = read(fd, list.data + list.len, 4096);
+			if (n > 0)
+				list.len += (size_t)n;
+		} while (n > 0 || (n < 0 && errno == EINTR));
 		close(fd);
-		if (n <= 0)
-			return;
-		buf[n] = 0;
-		for (char *p = buf, *end; *p; p = end) {
+		if (!list.len)
+			break;
+		list.data[list.len] = 0;
+		for (char *p = (char *)list.data, *end; *p; p = end) {
 			long pid = strtol(p, &end, 10);
 
 			if (end == p)
@@ -114,8 +121,9 @@ void run_reap_strays(pid_t keep_sid)
 			}
 		}
 		if (!found)
-			return;
+			break;
 	}
+	buf_release(&list);
 }
 
 void run_signals_close(int fd)

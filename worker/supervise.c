@@ -7,7 +7,8 @@
  * piling up while the plugin is busy never stall the pool.  The supervisor
  * owns its children, so reaping a worker is a plain waitpid(pid); SIGCHLD
  * only wakes the loop (a worker's death is seen as EOF on its pipe, which
- * arrives after its last frame).
+ * arrives after its last frame).  It is also a child subreaper: the jobs of
+ * a worker that died come to it, and sup_reap() ends them.
  */
 #include "worker.h"
 
@@ -386,7 +387,9 @@ int supervise_main(int in_fd, int out_fd, int nworkers, const char *worker_exe,
 	struct sup s;
 
 	memset(&s, 0, sizeof s);
-	prctl(PR_SET_CHILD_SUBREAPER, 1);
+	/* not a subreaper: a dead worker's job is found by STARTED only */
+	if (prctl(PR_SET_CHILD_SUBREAPER, 1) < 0)
+		started_after_ms = 0;
 	s.in_fd = in_fd;
 	s.out_fd = out_fd;
 	s.nworkers = nworkers < 1 ? 1 : nworkers;
