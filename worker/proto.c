@@ -302,8 +302,12 @@ static const char *job_check(struct reader *r, const struct job_msg *m,
 		return "JOB: input bytes without has_input";
 	if (m->timeout_ms < 0)
 		return "JOB: negative timeout";
+	if (m->timeout_ms > PROTO_MAX_TIMEOUT_MS)
+		return "JOB: timeout out of range";
 	if (m->kill_grace_ms < 0)
 		return "JOB: negative kill grace";
+	if (m->kill_grace_ms > PROTO_MAX_TIMEOUT_MS)
+		return "JOB: kill grace out of range";
 	if (m->max_output < 0 || m->max_output > PROTO_MAX_OUTPUT)
 		return "JOB: max_output out of range";
 	return NULL;

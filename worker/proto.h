@@ -34,6 +34,12 @@
 #define PROTO_MAX_PAYLOAD ((int64_t)520 << 20)
 /* Per-stream output cap allowed by the config (max_output). */
 #define PROTO_MAX_OUTPUT ((int64_t)256 << 20)
+/*
+ * Largest timeout_ms and kill_grace_ms a JOB may carry (about 31 years):
+ * deadlines are the monotonic clock in ms plus these, and must not wrap.
+ * The configuration itself stops at 24 hours.
+ */
+#define PROTO_MAX_TIMEOUT_MS ((int64_t)1000000000000)
 
 enum proto_type {
 	MSG_HELLO = 1,   /* control, both ways: version handshake */

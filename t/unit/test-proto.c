@@ -297,6 +297,8 @@ static void test_job(void)
 	BAD_JOB(cwd, NULL, "directory");
 	BAD_JOB(timeout_ms, -1, "timeout");
 	BAD_JOB(kill_grace_ms, -5, "grace");
+	BAD_JOB(timeout_ms, INT64_MAX, "timeout out of range");
+	BAD_JOB(kill_grace_ms, PROTO_MAX_TIMEOUT_MS + 1, "kill grace out of range");
 	BAD_JOB(max_output, -1, "max_output");
 	BAD_JOB(max_output, PROTO_MAX_OUTPUT + 1, "max_output");
 #undef BAD_JOB
