@@ -37,11 +37,31 @@ static void fuzz_messages(const unsigned char *p, size_t n)
 	if (msg_get_started(p, n, &s, &why) == 0 && s.pid <= 0)
 		abort();
 	if (msg_get_result(p, n, &r, &why) == 0) {
+		int ok_before = 1;
+
 		if (!r.out.data || !r.err.data)
 			abort();
 		result_msg_release(&r);
+		/* restamping accepts exactly what decoding accepts, and keeps it valid */
+		if (n <= 1 << 20) {
+			unsigned char *copy = malloc(n);
+
+			if (!copy)
+				abort();
+			memcpy(copy, p, n);
+			if (msg_restamp_result(copy, n, 1, 2, 3, &why) < 0 ||
+			    msg_get_result(copy, n, &r, &why) < 0 ||
+			    r.worker != 1 || r.attempts != 2 || r.running != 3)
+				ok_before = 0;
+			result_msg_release(&r);
+			free(copy);
+		}
+		if (!ok_before)
+			abort();
 	} else if (r.out.data || r.err.data) {
 		abort();
+	} else if (msg_restamp_result((void *)p, n, 1, 2, 3, &why) == 0) {
+		abort(); /* it would have written into bytes decoding rejects */
 	}
 }
 

@@ -73,7 +73,7 @@ static void pb_log(void *ctx, const char *msg)
 }
 
 static const struct pool_ops pb_pool_ops = {
-	pb_start, pb_result, pb_started, pb_reap, pb_log,
+	pb_start, pb_result, pb_started, pb_reap, pb_log, NULL,
 };
 
 static int pb_warm(struct backend *b)

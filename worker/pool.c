@@ -288,24 +288,37 @@ static void pool_got_result(struct pool *p, struct pworker *w)
 {
 	struct result_msg res;
 	struct pjob *j = w->job;
+	struct buf *payload = &w->dec.payload;
 	const char *why;
 	char msg[200];
 	int64_t id = j->id;
+	int bad;
 
-	if (msg_get_result(w->dec.payload.data, w->dec.payload.len, &res, &why) < 0) {
+	if (p->ops.result_raw)
+		bad = msg_restamp_result(payload->data, payload->len, w->index,
+					 j->attempts, j->running, &why);
+	else
+		bad = msg_get_result(payload->data, payload->len, &res, &why);
+	if (bad < 0) {
 		snprintf(msg, sizeof msg, "sent a bad RESULT: %s", why);
 		pool_lose(p, w, 1, msg);
 		return;
 	}
-	res.worker = w->index;
-	res.attempts = j->attempts;
-	res.running = j->running;
+	if (!p->ops.result_raw) {
+		res.worker = w->index;
+		res.attempts = j->attempts;
+		res.running = j->running;
+	}
 	w->job = NULL;
 	w->job_pgid = 0;
 	w->state = W_IDLE;
 	p->busy--;
 	pool_job_free(p, j);
 	p->st.completed++;
+	if (p->ops.result_raw) {
+		p->ops.result_raw(p->ctx, id, payload->data, payload->len);
+		return;
+	}
 	p->ops.result(p->ctx, id, &res);
 	result_msg_release(&res);
 }

@@ -48,6 +48,14 @@ struct pool_ops {
 	void (*reap)(void *ctx, pid_t pid);
 	/* Optional: one-line diagnostics (worker restarts, protocol errors). */
 	void (*log)(void *ctx, const char *msg);
+	/*
+	 * Optional: a worker's RESULT as it came, checked and restamped
+	 * (msg_restamp_result), instead of `result`, for an owner that only
+	 * passes it on: nothing is decoded or copied.  `payload` is only
+	 * valid during the call.  Results the pool makes itself (crashes, no
+	 * worker, cancels before start) still go to `result`.
+	 */
+	void (*result_raw)(void *ctx, int64_t id, const void *payload, size_t len);
 };
 
 struct pool_stats {

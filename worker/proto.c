@@ -418,11 +418,11 @@ void msg_put_result(struct buf *out, const struct result_msg *m)
 	put_u32(out, m->running);
 }
 
-int msg_get_result(const void *p, size_t n, struct result_msg *m, const char **why)
+/* Decode all but the two streams, which are left pointing into p. */
+static int result_parse(const void *p, size_t n, struct result_msg *m, const void **out,
+			size_t *out_len, const void **err, size_t *err_len, const char **why)
 {
 	struct reader r;
-	const void *out, *err;
-	size_t out_len, err_len;
 	const char *bad;
 
 	memset(m, 0, sizeof *m);
@@ -432,8 +432,8 @@ int msg_get_result(const void *p, size_t n, struct result_msg *m, const char **w
 	get_u8(&r);
 	m->status = (int32_t)get_u32(&r);
 	m->flags = get_u32(&r);
-	out = get_bytes(&r, &out_len);
-	err = get_bytes(&r, &err_len);
+	*out = get_bytes(&r, out_len);
+	*err = get_bytes(&r, err_len);
 	m->start_ns = get_i64(&r);
 	m->end_ns = get_i64(&r);
 	m->utime_us = get_i64(&r);
@@ -450,9 +450,37 @@ int msg_get_result(const void *p, size_t n, struct result_msg *m, const char **w
 		memset(m, 0, sizeof *m);
 		return msg_fail(why, bad);
 	}
+	return 0;
+}
+
+int msg_get_result(const void *p, size_t n, struct result_msg *m, const char **why)
+{
+	const void *out, *err;
+	size_t out_len, err_len;
+
+	if (result_parse(p, n, m, &out, &out_len, &err, &err_len, why) < 0)
+		return -1;
 	/* Always allocated, so out.data/err.data are usable as C strings. */
 	buf_add(&m->out, out, out_len);
 	buf_add(&m->err, err, err_len);
+	return 0;
+}
+
+int msg_restamp_result(void *p, size_t n, int32_t worker, uint32_t attempts,
+		       uint32_t running, const char **why)
+{
+	struct result_msg m;
+	const void *out, *err;
+	size_t out_len, err_len;
+	unsigned char *tail;
+
+	if (result_parse(p, n, &m, &out, &out_len, &err, &err_len, why) < 0)
+		return -1;
+	/* the last three fields, u32 each, as put_u32() writes them */
+	tail = (unsigned char *)p + n - 12;
+	memcpy(tail, &worker, 4);
+	memcpy(tail + 4, &attempts, 4);
+	memcpy(tail + 8, &running, 4);
 	return 0;
 }
 

@@ -205,6 +205,13 @@ int msg_get_hello(const void *p, size_t n, struct hello_msg *m, const char **why
 int msg_get_job(const void *p, size_t n, struct job_msg *m, const char **why);
 int msg_get_started(const void *p, size_t n, struct started_msg *m, const char **why);
 int msg_get_result(const void *p, size_t n, struct result_msg *m, const char **why);
+/*
+ * Check a RESULT payload as msg_get_result() does, without copying it, and
+ * set its worker, attempts and running fields (its last three) in place:
+ * for a pool that passes results on.  0, or -1 with *why.
+ */
+int msg_restamp_result(void *p, size_t n, int32_t worker, uint32_t attempts,
+		       uint32_t running, const char **why);
 void job_msg_release(struct job_msg *m);
 void result_msg_release(struct result_msg *m);
 

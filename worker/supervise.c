@@ -127,6 +127,14 @@ static void sup_result(void *ctx, int64_t id, const struct result_msg *res)
 	buf_release(&b);
 }
 
+/* A worker's RESULT goes upstream as it came (restamped by the pool). */
+static void sup_result_raw(void *ctx, int64_t id, const void *payload, size_t len)
+{
+	struct sup *s = ctx;
+
+	frame_put(&s->upq.buf, id, payload, len);
+}
+
 static void sup_started(void *ctx, int64_t id, const struct started_msg *m)
 {
 	struct sup *s = ctx;
@@ -383,6 +391,7 @@ int supervise_main(int in_fd, int out_fd, int nworkers, const char *worker_exe,
 		.started = sup_started,
 		.reap = sup_reap,
 		.log = sup_log,
+		.result_raw = sup_result_raw,
 	};
 	struct sup s;
 

@@ -99,7 +99,7 @@ static void t_reap(void *ctx, pid_t pid)
 
 int main(void)
 {
-	static const struct pool_ops ops = { t_start, t_result, t_started, t_reap, NULL };
+	static const struct pool_ops ops = { t_start, t_result, t_started, t_reap, NULL, NULL };
 	const char *env = getenv("ASYNC_COMPILE_WORKER");
 	char cmd[200];
 	struct job_msg job;

@@ -357,6 +357,15 @@ static void test_result(void)
 	result_msg_release(&g);
 	ok(!g.out.data && !g.err.data, "result_msg_release leaves the message empty");
 
+	ok(msg_restamp_result(b.data, b.len, 4, 3, 2, &why) == 0 &&
+	   msg_get_result(b.data, b.len, &g, &why) == 0 &&
+	   g.worker == 4 && g.attempts == 3 && g.running == 2 && g.status == -1 &&
+	   g.out.len == big && !memcmp(g.out.data, m.out.data, big),
+	   "msg_restamp_result sets worker, attempts and running in place, nothing else");
+	result_msg_release(&g);
+	ok(msg_restamp_result(b.data, b.len - 1, 4, 3, 2, &why) < 0 && has(why, "too short"),
+	   "msg_restamp_result rejects what msg_get_result rejects");
+
 	ok(msg_get_result(b.data, b.len - 1, &g, &why) < 0 && has(why, "too short") &&
 	   !g.out.data, "RESULT missing its last byte fails");
 	ok(msg_get_result(b.data, 20, &g, &why) < 0 && !g.out.data,
