@@ -40,7 +40,7 @@ static int pb_start(void *ctx, int index, int *to, int *from, pid_t *pid)
 	return spawn_worker(b->exe, argv, board, to, from, pid);
 }
 
-static void pb_result(void *ctx, int64_t id, const struct result_msg *res)
+static void pb_result(void *ctx, int64_t id, struct result_msg *res)
 {
 	(void)ctx;
 	engine_on_result(id, res);

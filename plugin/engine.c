@@ -331,7 +331,7 @@ void engine_on_started(int64_t id, const struct started_msg *m)
 	}
 }
 
-void engine_on_result(int64_t id, const struct result_msg *res)
+void engine_on_result(int64_t id, struct result_msg *res)
 {
 	struct job *j = id > 0 && (size_t)id < E.capbyid ? E.byid[id] : NULL;
 
@@ -341,8 +341,13 @@ void engine_on_result(int64_t id, const struct result_msg *res)
 	engine_saw_running(res->running);
 	j->res.status = res->status;
 	j->res.flags = res->flags;
-	buf_add(&j->res.out, res->out.data, res->out.len);
-	buf_add(&j->res.err, res->err.data, res->err.len);
+	/* moved, not copied: a result may be max_output twice over */
+	buf_release(&j->res.out);
+	buf_release(&j->res.err);
+	j->res.out = res->out;
+	j->res.err = res->err;
+	res->out = (struct buf)BUF_INIT;
+	res->err = (struct buf)BUF_INIT;
 	j->res.start_ns = res->start_ns;
 	j->res.end_ns = res->end_ns;
 	j->res.utime_us = res->utime_us;
@@ -360,7 +365,7 @@ void engine_on_result(int64_t id, const struct result_msg *res)
 		E.st.timed_out++;
 	if (res->attempts > 1)
 		E.st.retried += res->attempts - 1;
-	E.st.bytes_in += res->out.len + res->err.len;
+	E.st.bytes_in += j->res.out.len + j->res.err.len;
 	E.results++;
 	if (E.trace)
 		trace_record(j);

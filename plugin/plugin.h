@@ -94,7 +94,8 @@ void job_free(struct job *j);
 
 /* Called by backends from the I/O thread, engine lock held. */
 void engine_on_started(int64_t id, const struct started_msg *m);
-void engine_on_result(int64_t id, const struct result_msg *res);
+/* Takes res->out and res->err (they are left empty). */
+void engine_on_result(int64_t id, struct result_msg *res);
 void engine_log(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 /* ---- backends: how jobs reach workers (I/O thread only) ---- */

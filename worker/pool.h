@@ -40,8 +40,11 @@ struct pool_ops {
 	 * and makes them non-blocking.  Return -1 with errno on failure.
 	 */
 	int (*start)(void *ctx, int index, int *to_worker, int *from_worker, pid_t *pid);
-	/* A job is done; `res` is only valid during the call. */
-	void (*result)(void *ctx, int64_t id, const struct result_msg *res);
+	/*
+	 * A job is done; `res` is only valid during the call, and the callee
+	 * may take res->out and res->err (leaving them empty buffers).
+	 */
+	void (*result)(void *ctx, int64_t id, struct result_msg *res);
 	/* Optional: a job's command started (forwarded MSG_STARTED). */
 	void (*started)(void *ctx, int64_t id, const struct started_msg *m);
 	/* Optional: a worker with this pid is gone (EOF seen, fds closed). */

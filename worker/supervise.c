@@ -117,7 +117,7 @@ fail:
 	return -1;
 }
 
-static void sup_result(void *ctx, int64_t id, const struct result_msg *res)
+static void sup_result(void *ctx, int64_t id, struct result_msg *res)
 {
 	struct sup *s = ctx;
 	struct buf b = BUF_INIT;

@@ -74,7 +74,7 @@ static int t_start(void *ctx, int index, int *to, int *from, pid_t *pid)
 	return 0;
 }
 
-static void t_result(void *ctx, int64_t id, const struct result_msg *res)
+static void t_result(void *ctx, int64_t id, struct result_msg *res)
 {
 	(void)ctx;
 	(void)id;
