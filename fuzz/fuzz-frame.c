@@ -50,6 +50,7 @@ static void fuzz_messages(const unsigned char *p, size_t n)
 				abort();
 			memcpy(copy, p, n);
 			if (msg_restamp_result(copy, n, 1, 2, 3, &why) < 0 ||
+			    memcmp(copy, p, n - 12) ||
 			    msg_get_result(copy, n, &r, &why) < 0 ||
 			    r.worker != 1 || r.attempts != 2 || r.running != 3)
 				ok_before = 0;

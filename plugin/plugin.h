@@ -94,7 +94,7 @@ void job_free(struct job *j);
 
 /* Called by backends from the I/O thread, engine lock held. */
 void engine_on_started(int64_t id, const struct started_msg *m);
-/* Takes res->out and res->err (they are left empty). */
+/* May take res->out and res->err (leaving them empty); the caller releases res. */
 void engine_on_result(int64_t id, struct result_msg *res);
 void engine_log(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 

@@ -442,7 +442,7 @@ struct pool *pool_new(int nworkers, const struct pool_ops *ops, void *ctx)
 	p->n = nworkers;
 	p->ops = *ops;
 	p->ctx = ctx;
-	p->board = -1;
+	p->board = -1; /* not tried yet; -2: tried, none */
 	for (int i = 0; i < nworkers; i++) {
 		p->w[i].index = i;
 		p->w[i].to_fd = p->w[i].from_fd = -1;
@@ -678,7 +678,11 @@ void pool_destroy(struct pool *p, int64_t grace_ms)
 
 int pool_board(struct pool *p)
 {
-	if (p->board < 0)
-		p->board = board_create(p->n);
-	return p->board;
+	/*
+	 * Tried once only: a board that appeared after some workers started
+	 * without one would hide the pids their STARTED gave.
+	 */
+	if (p->board == -1 && (p->board = board_create(p->n)) < 0)
+		p->board = -2;
+	return p->board < 0 ? -1 : p->board;
 }

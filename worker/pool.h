@@ -69,8 +69,8 @@ struct pool_stats {
 /* Returns NULL only on allocation failure.  nworkers >= 1. */
 struct pool *pool_new(int nworkers, const struct pool_ops *ops, void *ctx);
 /*
- * The pool's board (board.h), created at the first call, or -1 with
- * errno.  A pool that is not a child subreaper hands it to its workers
+ * The pool's board (board.h), created at the first call, or -1 if it
+ * cannot be made (then never again, for every worker alike).  A pool that is not a child subreaper hands it to its workers
  * (ops->start) so that they can report STARTED late; the pool owns it.
  */
 int pool_board(struct pool *p);

@@ -61,7 +61,7 @@ struct pool {
 	struct pool_stats st;
 	int start_failures;
 	int64_t next_start; /* ms: no start before this (back-off) */
-	int board;          /* board.h, or -1 */
+	int board;          /* board.h; -1 not made yet, -2 cannot be made */
 };
 
 /* ---- pool_jobs.c ---- */

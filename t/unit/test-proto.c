@@ -360,6 +360,8 @@ static void test_result(void)
 	ok(msg_restamp_result(b.data, b.len, 4, 3, 2, &why) == 0 &&
 	   msg_get_result(b.data, b.len, &g, &why) == 0 &&
 	   g.worker == 4 && g.attempts == 3 && g.running == 2 && g.status == -1 &&
+	   g.flags == m.flags && g.start_ns == INT64_MAX && g.end_ns == -3 &&
+	   g.utime_us == 1 && g.stime_us == 2 && g.maxrss_kb == 3 && g.err.len == 0 &&
 	   g.out.len == big && !memcmp(g.out.data, m.out.data, big),
 	   "msg_restamp_result sets worker, attempts and running in place, nothing else");
 	result_msg_release(&g);
