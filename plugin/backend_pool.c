@@ -27,16 +27,16 @@ static int pb_start(void *ctx, int index, int *to, int *from, pid_t *pid)
 {
 	struct pb *b = ctx;
 	int board = pool_board(b->pool);
+	int after = board >= 0 ? WORKER_STARTED_AFTER_MS : 0;
 	char ibuf[16], abuf[16];
+	/* spawn_worker() puts the board on fd 3 */
 	char *argv[] = { b->exe, "--worker", ibuf, "--started-after", abuf,
-			 "--pid-board", "3", NULL };
+			 board >= 0 ? "--pid-board" : NULL, "3", NULL };
 
 	if (b->fork_mode)
-		return spawn_fork_worker(index, board, to, from, pid);
+		return spawn_fork_worker(index, board, after, to, from, pid);
 	snprintf(ibuf, sizeof ibuf, "%d", index);
-	snprintf(abuf, sizeof abuf, "%d", board >= 0 ? WORKER_STARTED_AFTER_MS : 0);
-	if (board < 0)
-		argv[5] = NULL;
+	snprintf(abuf, sizeof abuf, "%d", after);
 	return spawn_worker(b->exe, argv, board, to, from, pid);
 }
 

@@ -308,9 +308,8 @@ static void engine_release_slot(struct job *j)
 
 /*
  * The pool counts what its workers run at once and sends the count with
- * STARTED and RESULT: a job too short to be reported started (the
- * supervisor's workers report only jobs that outlive a few milliseconds)
- * still counts.
+ * STARTED and RESULT: a job too short to be reported started (workers
+ * report only jobs that outlive WORKER_STARTED_AFTER_MS) still counts.
  */
 static void engine_saw_running(uint32_t n)
 {

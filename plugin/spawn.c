@@ -80,7 +80,8 @@ int spawn_worker(const char *exe, char *const argv[], int board, int *to_child,
 	return 0;
 }
 
-int spawn_fork_worker(int index, int board, int *to_child, int *from_child, pid_t *pid)
+int spawn_fork_worker(int index, int board, int started_after_ms, int *to_child,
+		      int *from_child, pid_t *pid)
 {
 	int to[2], from[2];
 	pid_t p;
@@ -111,8 +112,7 @@ int spawn_fork_worker(int index, int board, int *to_child, int *from_child, pid_
 		if (close_range((unsigned)keep, ~0U, 0) < 0)
 			for (int fd = keep; fd < 65536; fd++)
 				close(fd);
-		_exit(worker_main(0, 1, index, board >= 0 ? WORKER_STARTED_AFTER_MS : 0,
-				  board >= 0 ? 3 : -1));
+		_exit(worker_main(0, 1, index, started_after_ms, board >= 0 ? 3 : -1));
 	}
 	close(to[0]);
 	close(from[1]);

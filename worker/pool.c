@@ -11,8 +11,8 @@
  * of a descriptor that a dead one still has in that array.
  *
  * A worker that dies mid-job leaves the job's process group behind; the
- * pool kills it by the pgid the worker reported in STARTED or, before
- * that, wrote on the pool's board (board.h), if it has one.  The group's
+ * pool kills it by the pid the worker wrote on the pool's board (board.h)
+ * or, for a pool without one, reported in STARTED.  The group's
  * leader was the worker's child, so it may already have been reaped by
  * init, and its id could in principle have been reused; pids are handed
  * out sequentially up to pid_max, which makes that window negligible.
@@ -294,20 +294,18 @@ static void pool_got_result(struct pool *p, struct pworker *w)
 	int64_t id = j->id;
 	int bad;
 
-	if (p->ops.result_raw)
+	if (p->ops.result_raw) {
 		bad = msg_restamp_result(payload->data, payload->len, w->index,
 					 j->attempts, j->running, &why);
-	else
-		bad = msg_get_result(payload->data, payload->len, &res, &why);
+	} else if (!(bad = msg_get_result(payload->data, payload->len, &res, &why))) {
+		res.worker = w->index;
+		res.attempts = j->attempts;
+		res.running = j->running;
+	}
 	if (bad < 0) {
 		snprintf(msg, sizeof msg, "sent a bad RESULT: %s", why);
 		pool_lose(p, w, 1, msg);
 		return;
-	}
-	if (!p->ops.result_raw) {
-		res.worker = w->index;
-		res.attempts = j->attempts;
-		res.running = j->running;
 	}
 	w->job = NULL;
 	w->job_pgid = 0;
@@ -375,8 +373,9 @@ static void pool_read(struct pool *p, struct pworker *w)
 {
 	unsigned char tmp[64 << 10];
 	size_t total = 0;
+	int full = 1; /* a short read emptied the pipe: no EAGAIN read to prove it */
 
-	while (w->state != W_DOWN && total < POOL_READ_BUDGET) {
+	while (full && w->state != W_DOWN && total < POOL_READ_BUDGET) {
 		ssize_t n = read(w->from_fd, tmp, sizeof tmp);
 		size_t off = 0, used;
 
@@ -395,9 +394,7 @@ static void pool_read(struct pool *p, struct pworker *w)
 			return;
 		}
 		total += (size_t)n;
-		/* a short read emptied the pipe: no EAGAIN read to prove it */
-		if ((size_t)n < sizeof tmp)
-			total = POOL_READ_BUDGET;
+		full = (size_t)n == sizeof tmp;
 		while (w->state != W_DOWN && off < (size_t)n) {
 			int r = frame_feed(&w->dec, tmp + off, (size_t)n - off, &used);
 

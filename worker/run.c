@@ -160,6 +160,7 @@ static void run_try_reap(struct run_state *st)
 	siginfo_t si;
 	struct rusage ru;
 	pid_t r = -1;
+	int gone = 0;
 
 	memset(&si, 0, sizeof si);
 	memset(&ru, 0, sizeof ru);
@@ -170,14 +171,16 @@ static void run_try_reap(struct run_state *st)
 		 * ECHILD: reaped behind our back, so its group id may already
 		 * belong to someone else; leave the group alone.
 		 */
-		if (st->hooks && st->hooks->job_pid)
-			st->hooks->job_pid(st->hooks->ctx, 0);
+		gone = 1;
 	} else if (si.si_pid != st->pid) {
 		return;
 	} else {
 		kill(-st->pid, SIGKILL);
-		if (st->hooks && st->hooks->job_pid)
-			st->hooks->job_pid(st->hooks->ctx, 0);
+	}
+	/* before the reap below, while the pid is still ours */
+	if (st->hooks && st->hooks->job_pid)
+		st->hooks->job_pid(st->hooks->ctx, 0);
+	if (!gone) {
 		do
 			r = wait4(st->pid, &st->wstatus, 0, &ru);
 		while (r < 0 && errno == EINTR);
@@ -381,10 +384,12 @@ int run_job(const struct job_msg *job, const struct run_hooks *hooks,
 		run_close(&st.out_w);
 		run_close(&st.err_w);
 	}
-	if (hooks && hooks->started && hooks->started_after_ms <= 0)
-		hooks->started(hooks->ctx, st.pid);
-	else if (hooks && hooks->started)
-		st.started_at = run_now_ms() + hooks->started_after_ms;
+	if (hooks && hooks->started) {
+		if (hooks->started_after_ms > 0)
+			st.started_at = run_now_ms() + hooks->started_after_ms;
+		else
+			hooks->started(hooks->ctx, st.pid);
+	}
 	if (job->timeout_ms > 0)
 		st.term_at = run_now_ms() + job->timeout_ms;
 	if (st.in_fd >= 0 && !job->input_len)
