@@ -17,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -101,7 +102,7 @@ int main(void)
 {
 	static const struct pool_ops ops = { t_start, t_result, t_started, t_reap, NULL, NULL };
 	const char *env = getenv("ASYNC_COMPILE_WORKER");
-	char cmd[200];
+	char cmd[300], dir[] = "/tmp/test-pool.XXXXXX", fifo[64];
 	struct job_msg job;
 	struct buf payload = BUF_INIT;
 	char *flags[] = { "-c", NULL };
@@ -118,8 +119,19 @@ int main(void)
 	signal(SIGALRM, t_timeout);
 	alarm(20); /* a job the pool failed to kill would hang the wait below */
 
+	/*
+	 * The job kills its worker only once the worker has written the
+	 * board (the test lets it go through a fifo): between its spawn and
+	 * that write a worker's death would leave a job nobody knows.
+	 */
+	if (!mkdtemp(dir))
+		abort();
+	snprintf(fifo, sizeof fifo, "%s/go", dir);
+	if (mkfifo(fifo, 0600))
+		abort();
 	memset(&job, 0, sizeof job);
-	snprintf(cmd, sizeof cmd, "kill -9 $PPID; exec sleep 1208.%d", (int)getpid());
+	snprintf(cmd, sizeof cmd, "read go < %s; kill -9 $PPID; exec sleep 1208.%d", fifo,
+		 (int)getpid());
 	job.shell = "/bin/sh";
 	job.shellflags = flags;
 	job.command = cmd;
@@ -135,14 +147,20 @@ int main(void)
 		int timeout = -1;
 		size_t n = pool_pollfds(pool, fds, 8, &timeout);
 
-		if (!job_pid)
-			job_pid = board_get(pool_board(pool), 0);
+		/* the board wakes nobody (that is its point): look at it */
+		if (!job_pid && (job_pid = board_get(pool_board(pool), 0)) > 0) {
+			int fd = open(fifo, O_WRONLY); /* the job opens the other end */
+
+			if (fd < 0 || write(fd, "go\n", 3) != 3)
+				abort();
+			close(fd);
+		}
+		if (!job_pid && (timeout < 0 || timeout > 1))
+			timeout = 1;
 		if (poll(fds, n, timeout) < 0 && errno != EINTR)
 			break;
 		pool_events(pool, fds, n);
 	}
-	if (!job_pid)
-		job_pid = board_get(pool_board(pool), 0);
 	ok(results == 1 && last.status == 125 && (last.flags & RES_CRASHED),
 	   "the job whose worker died is reported crashed (status %d)", last.status);
 	ok(starteds == 0, "no STARTED came: only the board had the job's pid");
@@ -153,6 +171,8 @@ int main(void)
 		   WTERMSIG(st) == SIGKILL, "the pool killed the orphaned job");
 	}
 	pool_destroy(pool, 0);
+	unlink(fifo);
+	rmdir(dir);
 	buf_release(&payload);
 	free(job.cwd);
 	return done_testing();
