@@ -45,6 +45,23 @@ t_orphan_without_started() {
 }
 ok 'a worker that dies before reporting STARTED leaves no job behind' t_orphan_without_started
 
+# In a pid namespace entered from outside (some CI containers), the
+# session leader is not visible: getsid() is 0 for the supervisor and its
+# workers alike.  The sweep after a crash must still spare the live worker
+# that the job is re-run on.
+t_rerun_in_pidns() {
+	rm -f marker
+	unshare -p -f --mount-proc "$CLIENT" "$WORKER" 2 one -O out "$CRASH" \
+		>res 2>log || { cat log; return 1; }
+	expect_grep '^status=0$' res && expect_grep '^attempts=2$' res &&
+	expect_eq second "$(cat out)" stdout
+}
+if unshare -p -f --mount-proc sh -c 'test "$(ps -o sid= -p $$)" -eq 0' 2>/dev/null; then
+	ok 'the re-run survives the sweep where getsid() is 0 (pid namespace)' t_rerun_in_pidns
+else
+	skip 'cannot enter a new pid namespace where getsid() is 0 (needs root and unshare)'
+fi
+
 t_keeps_serving() {
 	rm -rf crashed
 	"$CLIENT" "$WORKER" 2 many 300 'mkdir crashed 2>/dev/null && kill -9 $PPID; true' \

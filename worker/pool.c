@@ -585,6 +585,14 @@ void pool_get_stats(const struct pool *p, struct pool_stats *st)
 	st->queued = p->queued;
 }
 
+int pool_is_worker(const struct pool *p, pid_t pid)
+{
+	for (int i = 0; i < p->n; i++)
+		if (p->w[i].state != W_DOWN && p->w[i].pid == pid)
+			return 1;
+	return 0;
+}
+
 /* Wait until every worker has closed its result pipe, or the deadline. */
 static void pool_drain_all(struct pool *p, int64_t deadline)
 {

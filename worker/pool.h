@@ -95,6 +95,8 @@ size_t pool_pollfds(struct pool *p, struct pollfd *fds, size_t max, int *timeout
 /* Handle the revents of the fds pool_pollfds() returned. */
 void pool_events(struct pool *p, const struct pollfd *fds, size_t n);
 void pool_get_stats(const struct pool *p, struct pool_stats *st);
+/* Non-zero when pid is one of the pool's workers that is not yet down. */
+int pool_is_worker(const struct pool *p, pid_t pid);
 /*
  * Kill every running job's process group (SIGTERM, then SIGKILL after
  * grace_ms), send shutdown frames, close all fds, reap through ops->reap,

@@ -105,14 +105,15 @@ int run_signals_open(const int *sigs);
 int run_signals_drain(int fd);
 /*
  * Kill and reap every child of this process that is left, and the process
- * group each leads, except children in session keep_sid (0: none kept).
- * For a child subreaper: the worker's strays are a job's processes that
- * left its process group (timeout(1), setsid) and were re-parented to it,
- * reaped between jobs; the supervisor's are the jobs of a worker that
- * died, kept apart from its workers by their session (a job runs in a
- * session of its own).
+ * group each leads, except children for which spare(ctx, pid) returns
+ * non-zero (spare NULL: none is spared).  For a child subreaper: the
+ * worker's strays are a job's processes that left its process group
+ * (timeout(1), setsid) and were re-parented to it, reaped between jobs;
+ * the supervisor's are the jobs of a worker that died, told apart from
+ * its live workers by pid.  (Not by session: in a pid namespace entered
+ * from outside, getsid() is 0 for us and our workers alike.)
  */
-void run_reap_strays(pid_t keep_sid);
+void run_reap_strays(int (*spare)(void *ctx, pid_t pid), void *ctx);
 /* Default dispositions back for the caught signals; both ends closed. */
 void run_signals_close(int fd);
 

@@ -264,7 +264,7 @@ static int serve_job(struct serve *s)
 	r = run_job(&job, &hooks, &res);
 	job_msg_release(&job);
 	/* nothing the job started outlives it, inside its group or not */
-	run_reap_strays(0);
+	run_reap_strays(NULL, NULL);
 	if (r == RUN_DONE) {
 		res.worker = s->index;
 		res.attempts = 1;
@@ -360,7 +360,7 @@ int worker_main(int in_fd, int out_fd, int index, int started_after_ms, int boar
 	if (r == EV_SIGNAL && s.signo != SIGTERM)
 		fprintf(stderr, "asynccompile-worker %d: %s\n", index,
 			strsignal(s.signo));
-	run_reap_strays(0);
+	run_reap_strays(NULL, NULL);
 	launch_release();
 	frame_decoder_release(&s.dec);
 	run_signals_close(s.sig_fd);

@@ -74,7 +74,7 @@ int run_signals_drain(int fd)
 	return sig;
 }
 
-void run_reap_strays(pid_t keep_sid)
+void run_reap_strays(int (*spare)(void *ctx, pid_t pid), void *ctx)
 {
 	char path[64];
 	int rounds;
@@ -109,7 +109,7 @@ void run_reap_strays(pid_t keep_sid)
 
 			if (end == p)
 				break;
-			if (pid > 0 && (!keep_sid || getsid((pid_t)pid) != keep_sid)) {
+			if (pid > 0 && (!spare || !spare(ctx, (pid_t)pid))) {
 				/*
 				 * Our child, so its id is not reused before we
 				 * reap it: its group, if any, is its own.

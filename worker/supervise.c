@@ -145,19 +145,26 @@ static void sup_started(void *ctx, int64_t id, const struct started_msg *m)
 	buf_release(&b);
 }
 
+static int sup_spare(void *ctx, pid_t pid)
+{
+	struct sup *s = ctx;
+
+	return pool_is_worker(s->pool, pid);
+}
+
 /*
  * A worker is gone.  Whatever it was running was re-parented to us (we are
  * a child subreaper) before we could reap it: end those processes, and
- * the groups they lead, now.  Workers share our session; jobs never do.
+ * the groups they lead, now.  Every child but a live worker is such a
+ * process.
  */
 static void sup_reap(void *ctx, pid_t pid)
 {
 	int st;
 
-	(void)ctx;
 	while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
 		;
-	run_reap_strays(getsid(0));
+	run_reap_strays(sup_spare, ctx);
 }
 
 static void sup_log(void *ctx, const char *msg)

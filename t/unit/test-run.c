@@ -21,6 +21,11 @@ static int drained(const unsigned char *bytes, size_t n)
 	return r;
 }
 
+static int spare_one(void *ctx, pid_t pid)
+{
+	return pid == *(pid_t *)ctx;
+}
+
 int main(void)
 {
 	unsigned char a[] = { SIGINT, SIGCHLD };
@@ -43,7 +48,24 @@ int main(void)
 		_exit(0);
 	}
 	waitpid(kid, NULL, 0);
-	run_reap_strays(0);
+	run_reap_strays(NULL, NULL);
 	ok(waitpid(-1, NULL, WNOHANG) < 0, "no child left after run_reap_strays");
+
+	/* a spared child (the supervisor's live worker) is left running */
+	pid_t keep = fork(), stray;
+	if (keep == 0) {
+		pause();
+		_exit(0);
+	}
+	stray = fork();
+	if (stray == 0) {
+		pause();
+		_exit(0);
+	}
+	run_reap_strays(spare_one, &keep);
+	ok(waitpid(stray, NULL, WNOHANG) < 0, "the stray was killed and reaped");
+	ok(waitpid(keep, NULL, WNOHANG) == 0, "the spared child still runs");
+	kill(keep, SIGKILL);
+	waitpid(keep, NULL, 0);
 	return done_testing();
 }
