@@ -36,7 +36,7 @@ import time
 
 sys.dont_write_bytecode = True  # keep the source tree clean
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from timer import BenchError, Variant, busy_cpus, measure, paired_ratio, table, verdict  # noqa: E402
+from timer import BenchError, Variant, busy_cpus, measure, paired_ratio, paired_spread, table, verdict  # noqa: E402
 
 
 def env_int(name, default):
@@ -340,7 +340,8 @@ def workload_overhead(o):
         "  targets:",
         verdict(pr["async"] <= 1.0,
                 "async per-job overhead no worse than make's own per-target spawning",
-                "%.0f vs %.0f us/job net; paired %.3f" % (per_job("async"), per_job("targets"), pr["async"])))
+                "%.0f vs %.0f us/job net; paired %.3f, rounds %.3f-%.3f"
+                % ((per_job("async"), per_job("targets"), pr["async"]) + paired_spread(vs[2], vs[1]))))
     return True
 
 

@@ -79,6 +79,13 @@ def paired_ratio(v, base):
     return statistics.median(a / b for a, b in zip(v.times, base.times))
 
 
+def paired_spread(v, base):
+    """The lowest and highest per-round ratio behind paired_ratio(): how
+    far one round can be from the median on this machine."""
+    rs = [a / b for a, b in zip(v.times, base.times)]
+    return min(rs), max(rs)
+
+
 def busy_cpus(seconds=0.5):
     """CPUs the machine kept busy over `seconds` while we run nothing:
     other people's work that our timed runs compete with.  (Measuring it

@@ -120,25 +120,38 @@ static void run_feed_input(struct run_state *st)
 
 static void run_read_stream(struct run_stream *s)
 {
-	static unsigned char sink[RUN_READ_CHUNK];
+	/*
+	 * Bytes go straight into the result while it has room to spare, and
+	 * otherwise through this chunk: growing the result by a whole chunk
+	 * before each read cost a job with no output two 128 KiB allocations
+	 * (mmap and munmap, and their page faults).
+	 */
+	static unsigned char chunk[RUN_READ_CHUNK];
 	ssize_t n;
 
 	for (int i = 0; i < 4; i++) {
-		size_t room = s->into->len < s->cap ? s->cap - s->into->len : 0;
+		struct buf *b = s->into;
+		size_t room = b->len < s->cap ? s->cap - b->len : 0;
+		size_t spare = b->cap > b->len ? b->cap - b->len - 1 : 0;
 
 		if (room > RUN_READ_CHUNK)
 			room = RUN_READ_CHUNK;
-		if (room) {
-			buf_grow(s->into, room);
-			n = read(s->fd, s->into->data + s->into->len, room);
+		if (room && spare >= room) {
+			n = read(s->fd, b->data + b->len, room);
 			if (n > 0) {
-				s->into->len += (size_t)n;
-				s->into->data[s->into->len] = 0;
+				b->len += (size_t)n;
+				b->data[b->len] = 0;
 			}
 		} else {
-			n = read(s->fd, sink, sizeof sink);
-			if (n > 0)
-				s->truncated = 1;
+			n = read(s->fd, chunk, sizeof chunk);
+			if (n > 0) {
+				size_t keep = (size_t)n < room ? (size_t)n : room;
+
+				if (keep)
+					buf_add(b, chunk, keep);
+				if (keep < (size_t)n)
+					s->truncated = 1;
+			}
 		}
 		if (n > 0)
 			continue;
