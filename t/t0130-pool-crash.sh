@@ -50,11 +50,20 @@ ok 'a worker that dies before reporting STARTED leaves no job behind' t_orphan_w
 # workers alike.  The sweep after a crash must still spare the live worker
 # that the job is re-run on.
 t_rerun_in_pidns() {
-	rm -f marker
-	unshare -p -f --mount-proc "$CLIENT" "$WORKER" 2 one -O out "$CRASH" \
-		>res 2>log || { cat log; return 1; }
+	rm -f marker left
+	m=1208.$$
+	crash="if [ -e marker ]; then echo second; else touch marker; kill -9 \$PPID; sleep $m; fi"
+	# The leftover check runs inside: the namespace ends with its pid 1.
+	unshare -p -f --mount-proc sh -c \
+		'"$@" >res 2>log; echo "client=$?"; pgrep -f "^slee[p] '$m'" >left; true' \
+		sh "$CLIENT" "$WORKER" 2 one -O out "$crash" >ns.out || { cat ns.out; return 1; }
+	expect_grep '^client=0$' ns.out || { cat log; return 1; }
 	expect_grep '^status=0$' res && expect_grep '^attempts=2$' res &&
-	expect_eq second "$(cat out)" stdout
+	expect_eq second "$(cat out)" stdout || return 1
+	if [ -s left ]; then
+		echo "# the crashed attempt's job was left running: $(cat left)"
+		return 1
+	fi
 }
 if unshare -p -f --mount-proc sh -c 'test "$(ps -o sid= -p $$)" -eq 0' 2>/dev/null; then
 	ok 'the re-run survives the sweep where getsid() is 0 (pid namespace)' t_rerun_in_pidns

@@ -667,8 +667,11 @@ void pool_destroy(struct pool *p, int64_t grace_ms)
 		close(w->to_fd);
 		frame_decoder_release(&w->dec);
 		run_outq_release(&w->out);
+		/* down before reap: the owner's sweep spares live workers only */
+		w->state = W_DOWN;
 		if (p->ops.reap)
 			p->ops.reap(p->ctx, w->pid);
+		w->pid = 0;
 		if (w->job)
 			pool_job_free(p, w->job);
 	}
