@@ -175,6 +175,22 @@ alive() {
 	[ -r "/proc/$1/stat" ] && ! sed 's/.*) //' "/proc/$1/stat" 2>/dev/null | grep -q '^Z'
 }
 
+# none_left MARKER: no process runs `sleep MARKER` (a number unique to the
+# test run, e.g. 1007.$$); polled for at most 5 s.  For jobs too short-lived
+# to be reported STARTED, whose pid ./pids never sees.
+none_left() {
+	i=0
+	while pgrep -f "^sleep $1\$" >/dev/null; do
+		i=$((i + 1))
+		if [ $i -gt 100 ]; then
+			echo "# still running: $(pgrep -af "^sleep $1\$")"
+			pkill -KILL -f "^sleep $1\$"
+			return 1
+		fi
+		sleep 0.05
+	done
+}
+
 # gone: every process named in ./pids (written by pool-client -p) has
 # exited, and so has every member of each job's process group (a job's pid
 # is its group id); polled for at most 5 s.  Pid-based, so runs of the

@@ -5,8 +5,10 @@ pool_init
 
 # The job's parent is its worker: the first attempt kills it, the re-run
 # finds the marker and succeeds.  The `sleep` keeps the crashed attempt's
-# group alive unless the pool kills it.
-CRASH='if [ -e marker ]; then echo second; else touch marker; kill -9 $PPID; sleep 1007; fi'
+# group alive unless the pool kills it.  It dies before it is reported
+# STARTED, so ./pids never names it: none_left looks for it by its marker.
+M=1007.$$
+CRASH="if [ -e marker ]; then echo second; else touch marker; kill -9 \$PPID; sleep $M; fi"
 
 t_rerun() {
 	rm -f marker pids
@@ -14,7 +16,7 @@ t_rerun() {
 	expect_grep '^status=0$' res && expect_grep '^attempts=2$' res &&
 	expect_eq second "$(cat out)" stdout &&
 	expect_grep 're-running job 1 (attempt 2 of 2)' log &&
-	gone
+	gone && none_left $M
 }
 ok 'a job whose worker dies is re-run on a new worker and succeeds' t_rerun
 
@@ -24,7 +26,7 @@ t_giveup() {
 	expect_grep '^status=125$' res && expect_grep '^flags=CRASHED$' res &&
 	expect_grep '^attempts=1$' res &&
 	expect_grep '^err: asynccompile: worker [01] died while running this job (attempt 1 of 1); giving up$' res &&
-	gone
+	gone && none_left $M
 }
 ok 'with retries 0 it fails with RES_CRASHED and a note' t_giveup
 
@@ -84,7 +86,8 @@ ok 'a crash in the middle of 300 pipelined jobs loses none of them' t_keeps_serv
 t_stats() {
 	rm -f marker
 	"$CLIENT" "$WORKER" 2 stats "$CRASH" >res 2>log || { cat log; return 1; }
-	expect_grep '^stats: workers=2 submitted=1 completed=1 retried=1 crashed_workers=1 restarts=0 running=0 queued=0 max_running=1$' res
+	expect_grep '^stats: workers=2 submitted=1 completed=1 retried=1 crashed_workers=1 restarts=0 running=0 queued=0 max_running=1$' res &&
+	none_left $M
 }
 ok 'STATS counts the submission, the re-run and the crash' t_stats
 

@@ -17,30 +17,32 @@ gone() { ! pgrep -f "$1" >/dev/null; }
 write_config "workers: 2" "retries: 1"
 write_mk Makefile <<'EOF2'
 load @PLUGIN@
-$(async-try crash,if [ ! -e once ]; then touch once; kill -9 $$PPID; sleep 5; fi; echo survived)
+$(async-try crash,if [ ! -e once ]; then touch once; kill -9 $$PPID; sleep $(MK); fi; echo survived)
 $(foreach i,1 2 3,$(async-try other$i,echo fine$i))
 $(async-wait)
 $(info crash=$(crash.status):$(crash.out) others=$(other1.out)$(other2.out)$(other3.out))
 $(info $(async-stats))
 all: ; @:
 EOF2
-run_make
+run_make MK=1009.$M
 ok "a job that kills its worker is re-run and succeeds" expect_grep '^crash=0:survived others=fine1fine2fine3$' out
 ok "the retry is counted" expect_grep 'retried=1 ' out
 ok "make is fine" expect_make_ok
+ok "the crashed attempt's job is not left running" none_left 1009.$M
 
 write_config "workers: 2" "retries: 0"
 write_mk Makefile <<'EOF2'
 load @PLUGIN@
-$(async-try crash,kill -9 $$PPID; sleep 5)
+$(async-try crash,kill -9 $$PPID; sleep $(MK))
 $(async-wait)
 $(info crash=$(crash.status) err=$(crash.err))
-all: ; $(async-compile boom,kill -9 $$PPID; sleep 5)$(async-wait)
+all: ; $(async-compile boom,kill -9 $$PPID; sleep $(MK))$(async-wait)
 EOF2
-run_make
+run_make MK=1010.$M
 ok "retries exhausted: the job fails with a reason" expect_grep '^crash=[1-9][0-9]* err=.*worker.*died' out
 ok "retries exhausted in a recipe: make reports it" expect_grep "boom (status" err
 ok "retries exhausted: no token message, make exits 2" sh -c '[ "$0" -eq 2 ] && ! grep -q INTERNAL err' "$make_status"
+ok "retries exhausted: neither crashed job is left running" none_left 1010.$M
 
 if [ "$sm" = subprocess ]; then
 	# Kill the supervisor while six jobs are queued or running.
