@@ -248,6 +248,7 @@ static void engine_schedule(void)
 			int r = js_try_acquire(&E.js, &tok);
 
 			if (r == 1) {
+				reexec_hold(tok, 1);
 				if (E.qhead->token_wait_start) {
 					E.qhead->token_wait_ns += proto_now_ns() - E.qhead->token_wait_start;
 					E.qhead->token_wait_start = 0;
@@ -294,6 +295,7 @@ static void engine_release_slot(struct job *j)
 		E.implicit_busy = 0;
 		break;
 	case SLOT_TOKEN:
+		reexec_hold(j->token, -1);
 		if (js_release(&E.js, j->token) < 0)
 			engine_log("could not give a jobserver token back: %s", strerror(errno));
 		break;

@@ -400,3 +400,30 @@ void js_close(struct jobserver *js)
 	js->auth.path = NULL;
 	js->auth.style = JS_NONE;
 }
+
+int js_give_back(const struct js_auth *a, const unsigned char *tok, size_t n)
+{
+	struct jobserver js;
+	struct buf err = BUF_INIT;
+	int fd = -1, r = -1;
+
+	if (js_open(&js, a, &err) == 0 && (fd = js_open_write(&js)) >= 0) {
+		r = 0;
+		while (n) {
+			ssize_t w = write(fd, tok, n);
+
+			if (w < 0 && errno == EINTR)
+				continue;
+			if (w <= 0) {
+				r = -1;
+				break;
+			}
+			tok += w;
+			n -= (size_t)w;
+		}
+		close(fd);
+	}
+	js_close(&js);
+	buf_release(&err);
+	return r;
+}

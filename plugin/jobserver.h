@@ -99,5 +99,11 @@ int js_release(struct jobserver *js, unsigned char tok);
 int js_make_draining(const struct jobserver *js);
 /* Close everything.  The caller gives back the tokens it holds first. */
 void js_close(struct jobserver *js);
+/*
+ * Write n token bytes to the jobserver `a` names, through a write end of
+ * our own opened and closed here: tokens a previous image of this process
+ * held (plugin/reexec.c).  0, or -1 if it is not usable or a write failed.
+ */
+int js_give_back(const struct js_auth *a, const unsigned char *tok, size_t n);
 
 #endif

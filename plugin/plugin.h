@@ -98,6 +98,15 @@ void engine_on_started(int64_t id, const struct started_msg *m);
 void engine_on_result(int64_t id, struct result_msg *res);
 void engine_log(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
+/*
+ * reexec.c: tokens held when a sub-make re-executes itself, given back by
+ * the plugin in the new image.  reexec_init: once, on make's thread, at
+ * load, before the engine runs.  reexec_hold: with engine.lock held, for
+ * every token taken (+1) or given back (-1).
+ */
+void reexec_init(void);
+void reexec_hold(unsigned char tok, int delta);
+
 /* ---- backends: how jobs reach workers (I/O thread only) ---- */
 
 struct backend {

@@ -133,6 +133,7 @@ int asynccompile_gmk_setup(const gmk_floc *floc)
 	gmk_eval("async-stats = $(async-stats )", NULL);
 	if (!registered++)
 		atexit(engine_shutdown);
+	reexec_init();
 	funcs_warm_at_load();
 	return 1;
 }

@@ -1,0 +1,145 @@
+/*
+ * Jobserver tokens across make's re-exec.
+ *
+ * After it has remade one of its makefiles, make executes itself again.  A
+ * sub-make does so with no warning a plugin could see: no exit handler
+ * runs, the pool's descriptors close on exec (so its workers kill their
+ * jobs and exit), and the tokens the plugin held for those jobs would be
+ * lost to the whole build; the top-level make would end with "INTERNAL:
+ * Exiting with N jobserver tokens available; should be M!".  (The
+ * top-level make itself drains the jobserver before it re-executes, which
+ * engine.c notices: see engine_make_draining.)
+ *
+ * What survives exec is the process id, the process's start time and the
+ * environment.  So the bytes of the tokens held are kept, hex-encoded, in
+ * one string put into the environment at load time and rewritten in place
+ * (the environment array is never touched again, so make's thread may use
+ * it meanwhile):
+ *
+ *     ASYNCCOMPILE_HELD_TOKENS=PID.START:HEX
+ *
+ * The plugin loaded by the new image gives those tokens back when PID and
+ * START are its own; any other process that inherits the string (a job, a
+ * recipe, a sub-make) sees another PID or START and only drops it.
+ *
+ * Limits: at most REEXEC_MAX tokens are remembered; and a token taken or
+ * given back in the very microseconds of the exec may be recorded wrongly.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <gnumake.h>
+
+#include "plugin.h"
+
+#define REEXEC_NAME "ASYNCCOMPILE_HELD_TOKENS"
+#define REEXEC_MAX 1024
+
+static char reexec_env[sizeof REEXEC_NAME "=" + 48 + 2 * REEXEC_MAX];
+static size_t reexec_hex;          /* where HEX starts in reexec_env */
+static unsigned reexec_count[256]; /* tokens held, by byte */
+
+/* This process's start time in clock ticks (field 22 of /proc/self/stat), or 0. */
+static unsigned long long reexec_start_time(void)
+{
+	char buf[1024];
+	unsigned long long t = 0;
+	FILE *f = fopen("/proc/self/stat", "re");
+	size_t n = f ? fread(buf, 1, sizeof buf - 1, f) : 0;
+	char *p;
+
+	if (f)
+		fclose(f);
+	buf[n] = 0;
+	/* the name in parentheses may hold blanks: count fields after it */
+	p = strrchr(buf, ')');
+	for (int field = 2; p && field < 22; field++)
+		p = strchr(p + 1, ' ');
+	if (p)
+		t = strtoull(p + 1, NULL, 10);
+	return t;
+}
+
+static int reexec_unhex(int c)
+{
+	if (c >= '0' && c <= '9')
+		return c - '0';
+	if (c >= 'a' && c <= 'f')
+		return c - 'a' + 10;
+	return -1;
+}
+
+/* Give back what the image before us recorded, if it was this very process. */
+static void reexec_give_back(const char *v, const char *me)
+{
+	unsigned char tok[REEXEC_MAX];
+	size_t n = 0, mlen = strlen(me);
+	struct js_auth a;
+
+	if (strncmp(v, me, mlen) || v[mlen] != ':')
+		return;
+	for (v += mlen + 1; v[0] && v[1] && n < REEXEC_MAX; v += 2) {
+		int hi = reexec_unhex(v[0]), lo = reexec_unhex(v[1]);
+
+		if (hi < 0 || lo < 0)
+			return;
+		tok[n++] = (unsigned char)(hi << 4 | lo);
+	}
+	if (!n || !js_parse_auth(getenv("MAKEFLAGS"), &a))
+		return;
+	if (js_give_back(&a, tok, n) < 0)
+		engine_log("could not give back %zu jobserver token(s) held before make "
+			   "re-executed itself", n);
+	js_auth_release(&a);
+}
+
+void reexec_init(void)
+{
+	static int done;
+	const char *v;
+	int len;
+
+	if (done++)
+		return;
+	len = snprintf(reexec_env, sizeof reexec_env, "%s=%ld.%llu:", REEXEC_NAME,
+		       (long)getpid(), reexec_start_time());
+	if (len < 0 || (size_t)len >= sizeof reexec_env - 2 * REEXEC_MAX)
+		return;
+	reexec_hex = (size_t)len;
+	v = getenv(REEXEC_NAME);
+	if (v) {
+		/* compare "PID.START" only: ours is the text between '=' and ':' */
+		char me[48];
+
+		snprintf(me, sizeof me, "%.*s", (int)(len - sizeof REEXEC_NAME - 1),
+			 reexec_env + sizeof REEXEC_NAME);
+		reexec_give_back(v, me);
+		unsetenv(REEXEC_NAME);
+	}
+	/* imported by make at startup: not for its recipes */
+	gmk_eval("undefine " REEXEC_NAME, NULL);
+	if (putenv(reexec_env))
+		reexec_hex = 0;
+}
+
+void reexec_hold(unsigned char tok, int delta)
+{
+	static const char hex[] = "0123456789abcdef";
+	size_t p = reexec_hex, left = REEXEC_MAX;
+
+	if (delta > 0)
+		reexec_count[tok]++;
+	else if (reexec_count[tok])
+		reexec_count[tok]--;
+	if (!reexec_hex)
+		return;
+	for (int b = 0; b < 256; b++) {
+		for (unsigned c = reexec_count[b]; c && left; c--, left--) {
+			reexec_env[p++] = hex[b >> 4];
+			reexec_env[p++] = hex[b & 15];
+		}
+	}
+	reexec_env[p] = 0;
+}
