@@ -254,6 +254,7 @@ static char *funcs_queue(const char *fn, enum job_kind kind, unsigned int argc, 
 	char *name = funcs_trim(argv[0]);
 	const char *bad = funcs_bad_name(name);
 	char *shell, *flags;
+	int question;
 	static char cwd[4096];
 
 	if (bad) {
@@ -286,7 +287,8 @@ static char *funcs_queue(const char *fn, enum job_kind kind, unsigned int argc, 
 	j->worker = -1;
 	if (kind == JOB_COMPILE && sit.in_recipe) {
 		int echo = cfg.echo == TRI_TRUE || (cfg.echo == TRI_AUTO && !sit.flags.silent);
-		if (echo || sit.flags.dry_run) {
+		/* -q expands recipes too, but prints none of them */
+		if ((echo || sit.flags.dry_run) && !sit.flags.question) {
 			buf_addch(&cmd, '\n');
 			mk_print(1, cmd.data, cmd.len);
 			cmd.data[--cmd.len] = 0;
@@ -320,8 +322,14 @@ static char *funcs_queue(const char *fn, enum job_kind kind, unsigned int argc, 
 	free(flags);
 	buf_release(&cmd);
 	buf_release(&err);
+	/*
+	 * make -q expands a recipe and, if every line comes out empty, takes
+	 * the target for up to date.  A build step is a command: let make see
+	 * one (it runs none under -q).
+	 */
+	question = j->dry && sit.flags.question;
 	engine_submit(j);
-	return NULL;
+	return question ? mk_result(":") : NULL;
 }
 
 char *funcs_compile(const char *nm, unsigned int argc, char **argv)

@@ -129,6 +129,8 @@ void js_parse_flags(const char *mf, struct make_flags *f)
 			for (size_t i = 0; i < n; i++) {
 				if (w[i] == 'n' || w[i] == 'q')
 					f->dry_run = 1;
+				if (w[i] == 'q')
+					f->question = 1;
 				else if (w[i] == 's')
 					f->silent = 1;
 				else if (w[i] == 'k')

@@ -48,6 +48,7 @@ struct jobserver {
 struct make_flags {
 	int jobs;        /* -jN seen: N; -j without number: -1; none: 0 */
 	int dry_run;     /* -n (also -q, which expands but runs nothing) */
+	int question;    /* -q: and prints nothing either */
 	int silent;      /* -s */
 	int keep_going;  /* -k */
 };

@@ -52,6 +52,9 @@ rm -f a.o b.o *.log
 run_make -n
 ok "-n echoes build steps" expect_grep '^echo compiling a.o' out
 ok "-n runs no build step" test ! -e a.o -a ! -e a.o.log
+run_make -q
+ok "-q prints nothing and says out of date" sh -c '[ "$0" -eq 1 ] && [ ! -s out ]' "$make_status"
+ok "-q runs no build step" test ! -e a.o -a ! -e a.o.log
 
 write_mk Makefile <<'EOF2'
 load @PLUGIN@

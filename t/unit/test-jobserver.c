@@ -35,11 +35,11 @@ static void test_parse_flags(void)
 	js_parse_flags("ks -j3 --jobserver-auth=3,4", &f);
 	ok(f.silent && f.keep_going && !f.dry_run && f.jobs == 3, "ks -j3");
 	js_parse_flags("n -j", &f);
-	ok(f.dry_run && f.jobs == -1, "-j without a number");
+	ok(f.dry_run && !f.question && f.jobs == -1, "-j without a number");
 	js_parse_flags("--no-print-directory", &f);
 	ok(!f.silent && !f.dry_run && f.jobs == 0, "long options only");
 	js_parse_flags("q -- FOO=-j9 n=1", &f);
-	ok(f.dry_run && f.jobs == 0, "assignments after -- are not flags");
+	ok(f.dry_run && f.question && f.jobs == 0, "assignments after -- are not flags; q questions");
 	js_parse_flags(" -j 5", &f);
 	ok(f.jobs == 5, "-j N as two words");
 }
