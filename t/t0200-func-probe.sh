@@ -11,6 +11,7 @@ $(async-try p4,printf 'x\0y')
 $(async-try p5,echo out; echo err >&2; exit 3)
 $(async-try p6,echo "$$HOME" '\#' '$$x')
 $(async-try p7,cat,hello input)
+$(async-try p8,cat,extra,commas,fold into the input)
 $(async-wait)
 s1 := $(shell printf 'a\nb\n\n')
 s2 := $(shell printf 'a\r\nb')
@@ -19,13 +20,13 @@ s4 := $(shell printf 'x\0y')
 s5 := $(shell echo out; exit 3)
 st5 := $(.SHELLSTATUS)
 s6 := $(shell echo "$$HOME" '\#' '$$x')
-$(file >result,$(foreach i,1 2 3 4 6,[$(p$i.out)]=[$(s$i)])|$(p5.status)=$(st5)|$(p5.out)=$(s5)|$(p5.err)|$(p7.out))
+$(file >result,$(foreach i,1 2 3 4 6,[$(p$i.out)]=[$(s$i)])|$(p5.status)=$(st5)|$(p5.out)=$(s5)|$(p5.err)|$(p7.out)|$(p8.out))
 all: ; @:
 EOF2
 run_make
 ok "make runs probes at parse time" expect_make_ok
 ok "NAME.out folds output exactly like \$(shell)" \
-	expect_eq "[a b]=[a b] [a b]=[a b] [  lead	tab ]=[  lead	tab ] [x]=[x] [$HOME \\# \$x]=[$HOME \\# \$x]|3=3|out=out|err|hello input" "$(cat result 2>&1)"
+	expect_eq "[a b]=[a b] [a b]=[a b] [  lead	tab ]=[  lead	tab ] [x]=[x] [$HOME \\# \$x]=[$HOME \\# \$x]|3=3|out=out|err|hello input|extra,commas,fold into the input" "$(cat result 2>&1)"
 
 write_mk Makefile <<'EOF2'
 load @PLUGIN@
