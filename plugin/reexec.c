@@ -37,8 +37,14 @@
 #define REEXEC_NAME "ASYNCCOMPILE_HELD_TOKENS"
 #define REEXEC_MAX 1024
 
-static char reexec_env[sizeof REEXEC_NAME "=" + 48 + 2 * REEXEC_MAX];
-static size_t reexec_hex;          /* where HEX starts in reexec_env */
+#define REEXEC_SIZE (sizeof REEXEC_NAME "=" + 48 + 2 * REEXEC_MAX)
+
+/*
+ * On the heap, never freed: the environment keeps pointing at it, and make
+ * 4.4 may unload this object (when it remakes it) while make lives on.
+ */
+static char *reexec_env;
+static size_t reexec_hex;          /* where HEX starts in reexec_env; 0: none */
 static unsigned reexec_count[256]; /* tokens held, by byte */
 
 /* This process's start time in clock ticks (field 22 of /proc/self/stat), or 0. */
@@ -101,11 +107,11 @@ void reexec_init(void)
 	const char *v;
 	int len;
 
-	if (done++)
+	if (done++ || !(reexec_env = malloc(REEXEC_SIZE)))
 		return;
-	len = snprintf(reexec_env, sizeof reexec_env, "%s=%ld.%llu:", REEXEC_NAME,
+	len = snprintf(reexec_env, REEXEC_SIZE, "%s=%ld.%llu:", REEXEC_NAME,
 		       (long)getpid(), reexec_start_time());
-	if (len < 0 || (size_t)len >= sizeof reexec_env - 2 * REEXEC_MAX)
+	if (len < 0 || (size_t)len >= REEXEC_SIZE - 2 * REEXEC_MAX)
 		return;
 	reexec_hex = (size_t)len;
 	v = getenv(REEXEC_NAME);
