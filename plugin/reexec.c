@@ -16,14 +16,20 @@
  * (the environment array is never touched again, so make's thread may use
  * it meanwhile):
  *
- *     ASYNCCOMPILE_HELD_TOKENS=PID.START:HEX
+ *     ASYNCCOMPILE_HELD_TOKENS=PID.START:HEX---...
  *
- * The plugin loaded by the new image gives those tokens back when PID and
- * START are its own; any other process that inherits the string (a job, a
- * recipe, a sub-make) sees another PID or START and only drops it.
+ * padded with '-' to a fixed length: execve() measures each string before
+ * it copies it, so the length must not change under it.  The plugin loaded
+ * by the new image gives those tokens back when PID and START are its own;
+ * any other process that inherits the string (a job, a recipe, a sub-make)
+ * sees another PID or START and only drops it.
  *
- * Limits: at most REEXEC_MAX tokens are remembered; and a token taken or
- * given back in the very microseconds of the exec may be recorded wrongly.
+ * Limits: at most REEXEC_MAX tokens are remembered; a token taken or given
+ * back in the very microseconds of the exec may be recorded wrongly; the
+ * new image gives the tokens back at load, when the old image's jobs may
+ * still be dying (their pool kills them as its pipes close); a new image
+ * that does not load the plugin loses them; and two different copies of
+ * the plugin in one make would each take the other's record for its own.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -35,7 +41,7 @@
 #include "plugin.h"
 
 #define REEXEC_NAME "ASYNCCOMPILE_HELD_TOKENS"
-#define REEXEC_MAX 1024
+#define REEXEC_MAX 256
 
 #define REEXEC_SIZE (sizeof REEXEC_NAME "=" + 48 + 2 * REEXEC_MAX)
 
@@ -86,11 +92,11 @@ static void reexec_give_back(const char *v, const char *me)
 
 	if (strncmp(v, me, mlen) || v[mlen] != ':')
 		return;
-	for (v += mlen + 1; v[0] && v[1] && n < REEXEC_MAX; v += 2) {
-		int hi = reexec_unhex(v[0]), lo = reexec_unhex(v[1]);
+	for (v += mlen + 1; *v && *v != '-' && n < REEXEC_MAX; v += 2) {
+		int hi = reexec_unhex(v[0]), lo = v[1] ? reexec_unhex(v[1]) : -1;
 
 		if (hi < 0 || lo < 0)
-			return;
+			return; /* not ours after all */
 		tok[n++] = (unsigned char)(hi << 4 | lo);
 	}
 	if (!n || !js_parse_auth(getenv("MAKEFLAGS"), &a))
@@ -114,6 +120,8 @@ void reexec_init(void)
 	if (len < 0 || (size_t)len >= REEXEC_SIZE - 2 * REEXEC_MAX)
 		return;
 	reexec_hex = (size_t)len;
+	memset(reexec_env + len, '-', 2 * REEXEC_MAX);
+	reexec_env[len + 2 * REEXEC_MAX] = 0;
 	v = getenv(REEXEC_NAME);
 	if (v) {
 		/* compare "PID.START" only: ours is the text between '=' and ':' */
@@ -147,5 +155,6 @@ void reexec_hold(unsigned char tok, int delta)
 			reexec_env[p++] = hex[b & 15];
 		}
 	}
-	reexec_env[p] = 0;
+	/* the same length always (see the top of this file) */
+	memset(reexec_env + p, '-', 2 * left);
 }

@@ -6,20 +6,22 @@
 
 write_config "workers: 4"
 
-# Four jobs outlive the parse (the first image's sleep until killed):
-# with the implicit slot and three tokens they hold every token there is.
-# gen.mk's recipe waits until all four have started, then make remakes it
-# and re-executes itself; the new image queues the jobs again, short.
+# Five jobs, four slots (the implicit one and three tokens).  p2 ends at
+# once, so its token goes back and p5 takes one: the record must follow
+# both.  The other four outlive the parse (in the first image they sleep
+# until killed) and hold every token there is.  gen.mk's recipe waits
+# until those four have started, then make remakes it and re-executes
+# itself; the new image queues the jobs again, short this time.
 reexec_mk() {
 	cat <<EOF
 all:
 load $ASYNC_PLUGIN
-\$(foreach i,1 2 3 4,\$(async-try p\$i,touch started.\$i; sleep \$(if \$(MAKE_RESTARTS),0.1,$M); echo p\$i))
+\$(foreach i,1 2 3 4 5,\$(async-try p\$i,\$(if \$(filter 2,\$i),,touch started.\$i; sleep \$(if \$(MAKE_RESTARTS),0.1,$M);) echo p\$i))
 include gen.mk
 gen.mk:
 	@i=0; while [ \$\$(ls started.* 2>/dev/null | wc -l) -lt 4 ] && [ \$\$i -lt 200 ]; do sleep 0.05; i=\$\$((i + 1)); done
 	@echo 'X := 1' >\$@
-all: ; @echo done X=\$(X) \$(async-wait)\$(p1.out)\$(p2.out)\$(p3.out)\$(p4.out) restarts=\$(MAKE_RESTARTS)
+all: ; @echo done X=\$(X) \$(async-wait)\$(foreach i,1 2 3 4 5,\$(p\$i.out)) restarts=\$(MAKE_RESTARTS)
 EOF
 }
 M=1240.$$ # unique to this run, for none_left
@@ -33,9 +35,9 @@ for style in pipe fifo; do
 		continue
 	fi
 	rm -f gen.mk started.*
-	"$TEST_HELPERDIR/jsbox.py" "$style" abc -- "$MAKE_UT" >out 2>err; rc=$?
+	timeout -k 5 60 "$TEST_HELPERDIR/jsbox.py" "$style" abc -- "$MAKE_UT" >out 2>err; rc=$?
 	ok "$style jobserver: the re-executed make runs the jobs again" \
-		sh -c '[ "$0" -eq 0 ] && grep -qx "done X=1 p1p2p3p4 restarts=1" out || { cat out err; exit 1; }' "$rc"
+		sh -c '[ "$0" -eq 0 ] && grep -qx "done X=1 p1 p2 p3 p4 p5 restarts=1" out || { cat out err; exit 1; }' "$rc"
 	ok "$style jobserver: tokens held at the re-exec come back" \
 		sh -c 'tail -n1 out | grep -qx "tokens:abc" || { cat out err; exit 1; }'
 	ok "$style jobserver: no job of the first image is left" none_left "$M"
@@ -48,14 +50,14 @@ printf 'all: ; +@$(MAKE) -s -C sub\n' >Makefile
 rm -f sub/gen.mk sub/started.*
 run_make -j4
 ok "a sub-make's re-exec: the top-level make finds all its tokens" expect_make_ok
-ok "a sub-make's re-exec: the sub-make's jobs ran" expect_grep '^done X=1 p1p2p3p4 restarts=1$' out
+ok "a sub-make's re-exec: the sub-make's jobs ran" expect_grep '^done X=1 p1 p2 p3 p4 p5 restarts=1$' out
 
 # The record is honoured only by the very process that wrote it: same pid
 # and start time (exec keeps both).  A shell under the jobserver writes a
 # record of one token 'a', then execs make (which remakes nothing).
 printf 'load %s\n$(async-try x,true)$(async-wait)\nall: ; @:\n' "$ASYNC_PLUGIN" >Makefile
 record() { # PID-OFFSET START-OFFSET: the record names the shell's pid and start time plus these
-	"$TEST_HELPERDIR/jsbox.py" pipe bc -- sh -c '
+	timeout -k 5 60 "$TEST_HELPERDIR/jsbox.py" pipe bc -- sh -c '
 		st=$(sed "s/.*) //" /proc/$$/stat | cut -d" " -f20)
 		ASYNCCOMPILE_HELD_TOKENS=$(($$ + $0)).$((st + $1)):61 exec "$2"' \
 		"$1" "$2" "$MAKE_UT" >out 2>err
