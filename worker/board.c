@@ -3,10 +3,17 @@
  */
 #include "board.h"
 
+#include <dirent.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 #include <sys/mman.h>
 #include <unistd.h>
+
+#include "buf.h"
 
 int board_create(int slots)
 {
@@ -40,5 +47,60 @@ pid_t board_get(int fd, int slot)
 
 	if (fd < 0 || slot < 0 || pread(fd, &v, sizeof v, (off_t)slot * 4) != sizeof v)
 		return 0;
-	return v > 0 ? (pid_t)v : 0;
+	return v > 0 || v == BOARD_STARTING ? (pid_t)v : 0;
+}
+
+/* Does the NUL-separated environment in b hold exactly the entry `mark`? */
+static int board_env_has(const struct buf *b, const char *mark, size_t mlen)
+{
+	const char *p = (const char *)b->data, *end = p + b->len;
+
+	while (p < end) {
+		size_t n = strnlen(p, (size_t)(end - p));
+
+		if (n == mlen && !memcmp(p, mark, mlen))
+			return 1;
+		p += n + 1;
+	}
+	return 0;
+}
+
+void board_kill_marked(pid_t worker, int sig)
+{
+	char mark[64], path[64];
+	int mlen = snprintf(mark, sizeof mark, "%s=%ld", BOARD_MARK, (long)worker);
+	struct buf env = BUF_INIT;
+	struct dirent *e;
+	DIR *d = opendir("/proc");
+
+	if (!d || mlen <= 0)
+		goto out;
+	while ((e = readdir(d))) {
+		char *end;
+		long pid = strtol(e->d_name, &end, 10);
+		ssize_t n;
+		int fd;
+
+		if (*end || pid <= 0 || pid == (long)getpid())
+			continue;
+		snprintf(path, sizeof path, "/proc/%ld/environ", pid);
+		if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
+			continue;
+		buf_reset(&env);
+		do {
+			buf_grow(&env, 4096);
+			n = read(fd, env.data + env.len, 4096);
+			if (n > 0)
+				env.len += (size_t)n;
+		} while (n > 0 && env.len < (1u << 20));
+		close(fd);
+		if (board_env_has(&env, mark, (size_t)mlen)) {
+			kill(-(pid_t)pid, sig);
+			kill((pid_t)pid, sig);
+		}
+	}
+out:
+	if (d)
+		closedir(d);
+	buf_release(&env);
 }

@@ -22,10 +22,27 @@
 
 #include <sys/types.h>
 
+/*
+ * A slot holds BOARD_STARTING from just before a job is started until its
+ * pid is written: a job that kills its worker in between (the worker may
+ * not get the CPU again before the job runs) leaves no pid behind.  The
+ * pool then finds such a job, and whatever it started, by the mark every
+ * job carries in its environment (BOARD_MARK=<its worker's pid>, added by
+ * launch.c): board_kill_marked().
+ */
+#define BOARD_STARTING ((pid_t)-1)
+#define BOARD_MARK "ASYNCCOMPILE_WORKER_PID"
+
 /* A close-on-exec memfd (fd > 2) of `slots` zeroed slots, or -1 with errno. */
 int board_create(int slots);
 void board_set(int fd, int slot, pid_t pid);
-/* The pid in `slot`, or 0. */
+/* The pid in `slot`, BOARD_STARTING, or 0. */
 pid_t board_get(int fd, int slot);
+/*
+ * Send sig to every process, and the group it leads, whose environment
+ * carries BOARD_MARK=worker: one pass over /proc, for a worker that died
+ * with BOARD_STARTING in its slot.  Processes we may not read are skipped.
+ */
+void board_kill_marked(pid_t worker, int sig);
 
 #endif

@@ -3,11 +3,13 @@
  * launch.h).
  */
 #include "launch.h"
+#include "board.h"
 
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
 #include <spawn.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -97,20 +99,24 @@ static char **launch_split(char *copy)
  */
 static char **launch_environ(char *const *extra)
 {
+	/* the worker's mark (board.h), after the job's own entries */
+	static char mark[64];
 	size_t n = 0, m = 0, len;
 	char **v;
 
+	if (!*mark)
+		snprintf(mark, sizeof mark, "%s=%ld", BOARD_MARK, (long)getpid());
 	while (environ && environ[n])
 		n++;
 	while (extra && extra[m])
 		m++;
-	v = malloc((n + m + 1) * sizeof *v);
+	v = malloc((n + m + 2) * sizeof *v);
 	if (!v)
 		return NULL;
 	if (n)
 		memcpy(v, environ, n * sizeof *v);
-	for (size_t j = 0; j < m; j++) {
-		const char *e = extra[j];
+	for (size_t j = 0; j <= m; j++) {
+		const char *e = j < m ? extra[j] : mark;
 		size_t i;
 
 		len = strcspn(e, "=");

@@ -173,6 +173,8 @@ static void pool_kill_job(const struct pool *p, const struct pworker *w, int sig
 
 	if (pgid > 0)
 		kill(-pgid, sig);
+	else if (pgid == BOARD_STARTING)
+		board_kill_marked(w->pid, sig);
 }
 
 /*

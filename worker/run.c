@@ -2,6 +2,7 @@
  * run.c - spawn, feed, capture, limit and reap one job (see run.h).
  */
 #include "run.h"
+#include "board.h"
 
 #include "launch.h"
 
@@ -376,7 +377,11 @@ int run_job(const struct job_msg *job, const struct run_hooks *hooks,
 	st.err.into = &res->err;
 	st.out.cap = st.err.cap = cap;
 	res->start_ns = proto_now_ns();
+	if (hooks && hooks->job_pid)
+		hooks->job_pid(hooks->ctx, BOARD_STARTING);
 	if (launch_start(job, &l, &res->err) < 0) {
+		if (hooks && hooks->job_pid)
+			hooks->job_pid(hooks->ctx, 0);
 		res->status = 127;
 		res->flags = RES_SPAWN_FAILED;
 		res->end_ns = proto_now_ns();

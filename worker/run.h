@@ -69,9 +69,10 @@ struct run_hooks {
 	void (*started)(void *ctx, pid_t pid);
 	int64_t started_after_ms;
 	/*
-	 * Optional: called with the command's pid as soon as it exists, and
-	 * with 0 when it is over: after its group is killed and before it is
-	 * reaped, while the pid cannot have been reused (see board.h), or
+	 * Optional: called with BOARD_STARTING just before the command is
+	 * started, with its pid as soon as it exists, and with 0 when it is
+	 * over (or could not start): after its group is killed and before it
+	 * is reaped, while the pid cannot have been reused (see board.h), or
 	 * when it turns out to have been reaped behind the runner's back.
 	 */
 	void (*job_pid)(void *ctx, pid_t pid);
