@@ -50,7 +50,10 @@ pid_t board_get(int fd, int slot)
 	return v > 0 || v == BOARD_STARTING ? (pid_t)v : 0;
 }
 
-/* Does the NUL-separated environment in b hold exactly the entry `mark`? */
+/*
+ * Does the NUL-separated environment in b hold exactly the entry `mark`?
+ * An entry cut off by the end of what was read does not count.
+ */
 static int board_env_has(const struct buf *b, const char *mark, size_t mlen)
 {
 	const char *p = (const char *)b->data, *end = p + b->len;
@@ -58,7 +61,7 @@ static int board_env_has(const struct buf *b, const char *mark, size_t mlen)
 	while (p < end) {
 		size_t n = strnlen(p, (size_t)(end - p));
 
-		if (n == mlen && !memcmp(p, mark, mlen))
+		if (p + n < end && n == mlen && !memcmp(p, mark, mlen))
 			return 1;
 		p += n + 1;
 	}

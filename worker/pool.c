@@ -661,11 +661,11 @@ void pool_destroy(struct pool *p, int64_t grace_ms)
 
 		if (w->state == W_DOWN)
 			continue;
-		pool_kill_job(p, w, SIGKILL);
 		if (w->from_fd >= 0) {
-			kill(w->pid, SIGKILL);
+			kill(w->pid, SIGKILL); /* first, or it could start the next job */
 			close(w->from_fd);
 		}
+		pool_kill_job(p, w, SIGKILL);
 		close(w->to_fd);
 		frame_decoder_release(&w->dec);
 		run_outq_release(&w->out);
