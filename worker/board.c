@@ -81,7 +81,6 @@ void board_kill_marked(pid_t worker, int sig)
 	while ((e = readdir(d))) {
 		char *end;
 		long pid = strtol(e->d_name, &end, 10);
-		ssize_t n;
 		int fd;
 
 		if (*end || pid <= 0 || pid == (long)getpid())
@@ -90,12 +89,7 @@ void board_kill_marked(pid_t worker, int sig)
 		if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
 			continue;
 		buf_reset(&env);
-		do {
-			buf_grow(&env, 4096);
-			n = read(fd, env.data + env.len, 4096);
-			if (n > 0)
-				env.len += (size_t)n;
-		} while (n > 0 && env.len < (1u << 20));
+		buf_read_fd(&env, fd, (size_t)1 << 20);
 		close(fd);
 		if (board_env_has(&env, mark, (size_t)mlen)) {
 			kill(-(pid_t)pid, sig);

@@ -1,5 +1,6 @@
 #include "buf.h"
 
+#include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -107,4 +108,26 @@ char *buf_detach(struct buf *b, size_t *len)
 	b->data = NULL;
 	b->len = b->cap = 0;
 	return p;
+}
+
+int buf_read_fd(struct buf *b, int fd, size_t max)
+{
+	for (;;) {
+		ssize_t n;
+
+		buf_grow(b, 4096);
+		n = read(fd, b->data + b->len, 4096);
+		if (n > 0) {
+			b->len += (size_t)n;
+			b->data[b->len] = 0;
+			if (max && b->len >= max) {
+				errno = EFBIG;
+				return -1;
+			}
+		} else if (n == 0) {
+			return 0;
+		} else if (errno != EINTR) {
+			return -1;
+		}
+	}
 }

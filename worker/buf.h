@@ -35,5 +35,11 @@ void buf_reset(struct buf *b);
 void buf_release(struct buf *b);
 /* Hand the storage to the caller (never NULL; "" when empty). */
 char *buf_detach(struct buf *b, size_t *len);
+/*
+ * Append what fd reads until end-of-file, an error, or b->len reaching
+ * max (0: no limit); EINTR is retried.  Returns 0 at end-of-file, else -1
+ * (errno; EFBIG at max).  The descriptor stays the caller's, open.
+ */
+int buf_read_fd(struct buf *b, int fd, size_t max);
 
 #endif

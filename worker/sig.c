@@ -87,19 +87,13 @@ void run_reap_strays(int (*spare)(void *ctx, pid_t pid), void *ctx)
 	snprintf(path, sizeof path, "/proc/self/task/%d/children", (int)getpid());
 	/* bounded: a stray that keeps forking is killed with each generation */
 	for (rounds = 0; rounds < 100; rounds++) {
-		ssize_t n;
 		int fd = open(path, O_RDONLY | O_CLOEXEC), found = 0;
 
 		if (fd < 0)
 			break;
 		/* to the end: a supervisor's orphans come after all its workers */
 		buf_reset(&list);
-		do {
-			buf_grow(&list, 4096);
-			n = read(fd, list.data + list.len, 4096);
-			if (n > 0)
-				list.len += (size_t)n;
-		} while (n > 0 || (n < 0 && errno == EINTR));
+		buf_read_fd(&list, fd, 0);
 		close(fd);
 		if (!list.len)
 			break;
