@@ -127,14 +127,12 @@ void js_parse_flags(const char *mf, struct make_flags *f)
 		if (first && w[0] != '-') {
 			/* make puts single-letter flags first, without a dash */
 			for (size_t i = 0; i < n; i++) {
-				if (w[i] == 'n' || w[i] == 'q')
-					f->dry_run = 1;
-				if (w[i] == 'q')
-					f->question = 1;
-				else if (w[i] == 's')
-					f->silent = 1;
-				else if (w[i] == 'k')
-					f->keep_going = 1;
+				switch (w[i]) {
+				case 'q': f->question = 1; /* fall through */
+				case 'n': f->dry_run = 1; break;
+				case 's': f->silent = 1; break;
+				case 'k': f->keep_going = 1; break;
+				}
 			}
 			continue;
 		}

@@ -11,25 +11,29 @@
  * engine.c notices: see engine_make_draining.)
  *
  * What survives exec is the process id, the process's start time and the
- * environment.  So the bytes of the tokens held are kept, hex-encoded, in
- * one string put into the environment at load time and rewritten in place
- * (the environment array is never touched again, so make's thread may use
- * it meanwhile):
+ * environment.  So the bytes of the tokens held are kept in one string put
+ * into the environment at load time and changed in place (the environment
+ * array is never touched again, so make's thread may use it meanwhile):
  *
- *     ASYNCCOMPILE_HELD_TOKENS=PID.START:HEX---...
+ *     ASYNCCOMPILE_HELD_TOKENS=PID.START:SLOTS
  *
- * padded with '-' to a fixed length: execve() measures each string before
- * it copies it, so the length must not change under it.  The plugin loaded
- * by the new image gives those tokens back when PID and START are its own;
- * any other process that inherits the string (a job, a recipe, a sub-make)
- * sees another PID or START and only drops it.
+ * SLOTS is REEXEC_MAX pairs of characters, one per token held: its byte
+ * in hex, or "--" for a free slot.  The length never changes (execve()
+ * measures each string before it copies it), a change writes one pair,
+ * and a freed slot is the next one taken: a token given back and another
+ * taken next land in the same pair, so a copy made during the change
+ * counts one of them, not both, and a half-written pair counts as free.
+ * The plugin loaded by the new image gives those tokens back when PID and
+ * START are its own; any other process that inherits the string (a job, a
+ * recipe, a sub-make) sees another PID or START and only drops it.
  *
- * Limits: at most REEXEC_MAX tokens are remembered; a token taken or given
- * back in the very microseconds of the exec may be recorded wrongly; the
- * new image gives the tokens back at load, when the old image's jobs may
- * still be dying (their pool kills them as its pipes close); a new image
- * that does not load the plugin loses them; and two different copies of
- * the plugin in one make would each take the other's record for its own.
+ * Limits: at most REEXEC_MAX tokens are remembered.  A token given back in
+ * the microseconds between execve()'s copy of the environment and the end
+ * of the old image is given back twice.  The new image gives the tokens
+ * back at load, when the old image's jobs may still be dying (their pool
+ * kills them as its pipes close).  A new image that does not load the
+ * plugin loses them.  Two different copies of the plugin in one make
+ * would each take the other's record for its own.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -50,8 +54,11 @@
  * 4.4 may unload this object (when it remakes it) while make lives on.
  */
 static char *reexec_env;
-static size_t reexec_hex;          /* where HEX starts in reexec_env; 0: none */
-static unsigned reexec_count[256]; /* tokens held, by byte */
+static size_t reexec_hex;  /* where SLOTS start in reexec_env; 0: none */
+/* slots in use hold a token byte; free ones are stacked, last freed on top */
+static int reexec_used[REEXEC_MAX];
+static unsigned char reexec_tok[REEXEC_MAX];
+static int reexec_free[REEXEC_MAX], reexec_nfree;
 
 /* This process's start time in clock ticks (field 22 of /proc/self/stat), or 0. */
 static unsigned long long reexec_start_time(void)
@@ -92,12 +99,13 @@ static void reexec_give_back(const char *v, const char *me)
 
 	if (strncmp(v, me, mlen) || v[mlen] != ':')
 		return;
-	for (v += mlen + 1; *v && *v != '-' && n < REEXEC_MAX; v += 2) {
-		int hi = reexec_unhex(v[0]), lo = v[1] ? reexec_unhex(v[1]) : -1;
+	for (v += mlen + 1; v[0] && v[1] && n < REEXEC_MAX; v += 2) {
+		int hi = reexec_unhex(v[0]), lo = reexec_unhex(v[1]);
 
-		if (hi < 0 || lo < 0)
+		if (hi >= 0 && lo >= 0)
+			tok[n++] = (unsigned char)(hi << 4 | lo);
+		else if ((hi < 0 && v[0] != '-') || (lo < 0 && v[1] != '-'))
 			return; /* not ours after all */
-		tok[n++] = (unsigned char)(hi << 4 | lo);
 	}
 	if (!n || !js_parse_auth(getenv("MAKEFLAGS"), &a))
 		return;
@@ -122,6 +130,9 @@ void reexec_init(void)
 	reexec_hex = (size_t)len;
 	memset(reexec_env + len, '-', 2 * REEXEC_MAX);
 	reexec_env[len + 2 * REEXEC_MAX] = 0;
+	for (int i = 0; i < REEXEC_MAX; i++)
+		reexec_free[i] = REEXEC_MAX - 1 - i; /* slot 0 on top */
+	reexec_nfree = REEXEC_MAX;
 	v = getenv(REEXEC_NAME);
 	if (v) {
 		/* compare "PID.START" only: ours is the text between '=' and ':' */
@@ -141,20 +152,30 @@ void reexec_init(void)
 void reexec_hold(unsigned char tok, int delta)
 {
 	static const char hex[] = "0123456789abcdef";
-	size_t p = reexec_hex, left = REEXEC_MAX;
+	char *pair;
+	int i;
 
-	if (delta > 0)
-		reexec_count[tok]++;
-	else if (reexec_count[tok])
-		reexec_count[tok]--;
 	if (!reexec_hex)
 		return;
-	for (int b = 0; b < 256; b++) {
-		for (unsigned c = reexec_count[b]; c && left; c--, left--) {
-			reexec_env[p++] = hex[b >> 4];
-			reexec_env[p++] = hex[b & 15];
-		}
+	if (delta > 0) {
+		if (!reexec_nfree)
+			return; /* beyond REEXEC_MAX: not remembered */
+		i = reexec_free[--reexec_nfree];
+		reexec_used[i] = 1;
+		reexec_tok[i] = tok;
+		pair = reexec_env + reexec_hex + 2 * i;
+		pair[0] = hex[tok >> 4];
+		pair[1] = hex[tok & 15];
+		return;
 	}
-	/* the same length always (see the top of this file) */
-	memset(reexec_env + p, '-', 2 * left);
+	for (i = 0; i < REEXEC_MAX; i++)
+		if (reexec_used[i] && reexec_tok[i] == tok)
+			break;
+	if (i == REEXEC_MAX)
+		return;
+	reexec_used[i] = 0;
+	reexec_free[reexec_nfree++] = i;
+	pair = reexec_env + reexec_hex + 2 * i;
+	pair[0] = '-';
+	pair[1] = '-';
 }

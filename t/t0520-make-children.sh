@@ -21,15 +21,17 @@ printf 'all:\n\t@ls /proc/self/fd | tr "\\n" " "\n' >Makefile
 run_make -s -j2
 ok "a recipe inherits no descriptor of the plugin's" expect_eq "$(cat out)" "$(cat with)" "descriptors"
 
-# A recipe that fails while the plugin waits for jobs in another target:
-# make reaps it with waitpid(-1), the plugin never does, so the status
-# reaches make.
+# A recipe that exits while make's thread is blocked in the plugin's wait
+# (it exits only once the job that wait is for has started): its status
+# must still be there for make to reap afterwards; the plugin never calls
+# waitpid(-1).
 write_mk Makefile <<'EOF2'
 load @PLUGIN@
-all: waits fails
-waits: ; @$(async-compile w,sleep 0.3)$(async-wait)
-fails: ; @exit 3
+all: fails waits
+waits: ; @$(async-compile w,touch started; sleep 0.3)$(async-wait)
+fails: ; @i=0; while [ ! -e started ] && [ $$i -lt 200 ]; do sleep 0.05; i=$$((i + 1)); done; exit 3
 EOF2
+rm -f started
 run_make -s -j2
 ok "a recipe's exit status stays make's while the plugin waits" \
 	sh -c '[ "$0" -eq 2 ] && grep -q "fails.*Error 3" err || { cat err; exit 1; }' "$make_status"

@@ -8,7 +8,7 @@
  * is not a child subreaper still needs the pid at once, to end the job of
  * a worker that dies: the worker writes it here, into a memfd of one
  * 4-byte slot per worker index (pwrite), and the pool reads a slot
- * (pread) only after that worker has died.
+ * (pread) only after that worker has died, or when it shuts down.
  *
  * A slot holds 0 while its worker runs no job.  The worker clears it
  * after killing what is left of the job's group and before reaping the

@@ -88,18 +88,18 @@ int main(void)
 	ok(board_get(fd, 1) == 0, "any other negative value reads as 0");
 	close(fd);
 
-	/* a made-up worker pid no process here has */
-	snprintf(mine, sizeof mine, "%s=999999", BOARD_MARK);
-	snprintf(other, sizeof other, "%s=99999", BOARD_MARK);
-	snprintf(longer, sizeof longer, "%s=9999990", BOARD_MARK);
+	/* a worker pid no process can have: above Linux's PID_MAX_LIMIT */
+	snprintf(mine, sizeof mine, "%s=9999999", BOARD_MARK);
+	snprintf(other, sizeof other, "%s=999999", BOARD_MARK);
+	snprintf(longer, sizeof longer, "%s=99999990", BOARD_MARK);
 	struct kid a = child_with(mine), b = child_with(other), c = child_with(longer);
 
-	board_kill_marked(999999, SIGKILL);
-	ok(killed_by(a.pid, SIGKILL), "the job with this worker's mark is killed");
+	board_kill_marked(9999999, SIGKILL);
+	/* it no longer answers (end-of-file), then it is reaped: no hang */
+	ok(!answers(&a) && killed_by(a.pid, SIGKILL), "the job with this worker's mark is killed");
 	ok(answers(&b), "a job with a shorter worker pid is left alone");
 	ok(answers(&c), "a job with a longer worker pid is left alone");
-	close(a.to);
-	close(a.from);
+	kid_end(&a);
 	kid_end(&b);
 	kid_end(&c);
 	return done_testing();
