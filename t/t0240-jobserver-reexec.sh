@@ -52,6 +52,30 @@ run_make -j4
 ok "a sub-make's re-exec: the top-level make finds all its tokens" expect_make_ok
 ok "a sub-make's re-exec: the sub-make's jobs ran" expect_grep '^done X=1 p1 p2 p3 p4 p5 restarts=1$' out
 
+# The plugin itself is a target that make remakes: make unloads the old
+# copy (its exit handler ends the jobs and gives their tokens back) and
+# re-executes itself.  Nothing of the old copy may be left in use: the
+# record lives in make's environment, which the exec passes on.
+mkdir -p so && cd so || exit 1
+cp "$ASYNC_PLUGIN" ac.so
+touch -d '1 hour ago' ac.so
+touch stamp
+cat >Makefile <<EOF
+all:
+load ./ac.so(asynccompile_gmk_setup)
+ac.so: stamp ; @cp '$ASYNC_PLUGIN' \$@
+\$(foreach i,1 2 3,\$(async-try p\$i,echo p\$i))
+all: ; @echo \$(async-wait)\$(p1.out) \$(p2.out) \$(p3.out) restarts=\$(MAKE_RESTARTS)
+EOF
+[ -n "${ASYNC_COMPILE_WORKER:-}" ] || ASYNC_COMPILE_WORKER=$TEST_ROOT/worker/asynccompile-worker
+export ASYNC_COMPILE_WORKER
+timeout -k 5 60 "$TEST_HELPERDIR/jsbox.py" pipe abc -- "$MAKE_UT" >out 2>err; rc=$?
+ok "a remade plugin: make re-executes and the jobs run again" \
+	sh -c '[ "$0" -eq 0 ] && grep -qx "p1 p2 p3 restarts=1" out || { cat out err; exit 1; }' "$rc"
+ok "a remade plugin: the tokens come back" \
+	sh -c 'tail -n1 out | grep -qx "tokens:abc" || { cat out err; exit 1; }'
+cd .. || exit 1
+
 # The record is honoured only by the very process that wrote it: same pid
 # and start time (exec keeps both).  A shell under the jobserver writes a
 # record of one token 'a', then execs make (which remakes nothing).
