@@ -55,10 +55,9 @@
  */
 static char *reexec_env;
 static size_t reexec_hex;  /* where SLOTS start in reexec_env; 0: none */
-/* slots in use hold a token byte; free ones are stacked, last freed on top */
-static int reexec_used[REEXEC_MAX];
-static unsigned char reexec_tok[REEXEC_MAX];
+/* free slots, stacked with the last freed on top */
 static int reexec_free[REEXEC_MAX], reexec_nfree;
+static const char reexec_hexd[] = "0123456789abcdef";
 
 /* This process's start time in clock ticks (field 22 of /proc/self/stat), or 0. */
 static unsigned long long reexec_start_time(void)
@@ -151,31 +150,26 @@ void reexec_init(void)
 
 void reexec_hold(unsigned char tok, int delta)
 {
-	static const char hex[] = "0123456789abcdef";
-	char *pair;
+	char want[2] = { reexec_hexd[tok >> 4], reexec_hexd[tok & 15] };
+	char *slots;
 	int i;
 
 	if (!reexec_hex)
 		return;
+	slots = reexec_env + reexec_hex;
 	if (delta > 0) {
 		if (!reexec_nfree)
 			return; /* beyond REEXEC_MAX: not remembered */
 		i = reexec_free[--reexec_nfree];
-		reexec_used[i] = 1;
-		reexec_tok[i] = tok;
-		pair = reexec_env + reexec_hex + 2 * i;
-		pair[0] = hex[tok >> 4];
-		pair[1] = hex[tok & 15];
+		memcpy(slots + 2 * i, want, 2);
 		return;
 	}
+	/* only this thread writes the slots: what it reads is what it wrote */
 	for (i = 0; i < REEXEC_MAX; i++)
-		if (reexec_used[i] && reexec_tok[i] == tok)
+		if (!memcmp(slots + 2 * i, want, 2))
 			break;
 	if (i == REEXEC_MAX)
 		return;
-	reexec_used[i] = 0;
+	memcpy(slots + 2 * i, "--", 2);
 	reexec_free[reexec_nfree++] = i;
-	pair = reexec_env + reexec_hex + 2 * i;
-	pair[0] = '-';
-	pair[1] = '-';
 }

@@ -165,6 +165,12 @@ static void run_read_stream(struct run_stream *s)
 	}
 }
 
+static void run_job_pid(const struct run_hooks *h, pid_t pid)
+{
+	if (h && h->job_pid)
+		h->job_pid(h->ctx, pid);
+}
+
 /*
  * Reap the command if it has exited.  The leftovers of its group are killed
  * first, while the zombie still pins the group id.
@@ -192,8 +198,7 @@ static void run_try_reap(struct run_state *st)
 		kill(-st->pid, SIGKILL);
 	}
 	/* before the reap below, while the pid is still ours */
-	if (st->hooks && st->hooks->job_pid)
-		st->hooks->job_pid(st->hooks->ctx, 0);
+	run_job_pid(st->hooks, 0);
 	if (!gone) {
 		do
 			r = wait4(st->pid, &st->wstatus, 0, &ru);
@@ -377,19 +382,16 @@ int run_job(const struct job_msg *job, const struct run_hooks *hooks,
 	st.err.into = &res->err;
 	st.out.cap = st.err.cap = cap;
 	res->start_ns = proto_now_ns();
-	if (hooks && hooks->job_pid)
-		hooks->job_pid(hooks->ctx, BOARD_STARTING);
+	run_job_pid(hooks, BOARD_STARTING);
 	if (launch_start(job, &l, &res->err) < 0) {
-		if (hooks && hooks->job_pid)
-			hooks->job_pid(hooks->ctx, 0);
+		run_job_pid(hooks, 0);
 		res->status = 127;
 		res->flags = RES_SPAWN_FAILED;
 		res->end_ns = proto_now_ns();
 		return RUN_DONE;
 	}
 	st.pid = l.pid;
-	if (hooks && hooks->job_pid)
-		hooks->job_pid(hooks->ctx, st.pid);
+	run_job_pid(hooks, st.pid);
 	st.in_fd = l.in_fd;
 	st.out.fd = l.out_fd;
 	st.err.fd = l.err_fd;

@@ -97,7 +97,6 @@ void run_reap_strays(int (*spare)(void *ctx, pid_t pid), void *ctx)
 		close(fd);
 		if (!list.len)
 			break;
-		list.data[list.len] = 0;
 		for (char *p = (char *)list.data, *end; *p; p = end) {
 			long pid = strtol(p, &end, 10);
 
