@@ -148,9 +148,15 @@ int main(void)
 		size_t n = pool_pollfds(pool, fds, 8, &timeout);
 
 		/* the board wakes nobody (that is its point): look at it */
-		if (!job_pid && (job_pid = board_get(pool_board(pool), 0)) > 0) {
+		/*
+		 * BOARD_STARTING (-1) is not a pid yet: keep looking until the
+		 * worker has written the real one.
+		 */
+		pid_t seen = job_pid ? 0 : board_get(pool_board(pool), 0);
+		if (seen > 0) {
 			int fd = open(fifo, O_WRONLY); /* the job opens the other end */
 
+			job_pid = seen;
 			if (fd < 0 || write(fd, "go\n", 3) != 3)
 				abort();
 			close(fd);
