@@ -40,6 +40,8 @@ void config_defaults(struct config *c)
 	c->progress = PROGRESS_AUTO;
 	c->trace = cfg_strdup("");
 	c->max_output = (int64_t)16 << 20;
+	c->speculate = 1;
+	c->cache_dir = cfg_strdup("");
 	c->source = cfg_strdup("built-in defaults");
 }
 
@@ -48,9 +50,10 @@ void config_release(struct config *c)
 	cfg_free_vec(c->launcher);
 	cfg_free_vec(c->env);
 	free(c->trace);
+	free(c->cache_dir);
 	free(c->source);
 	c->launcher = c->env = NULL;
-	c->trace = c->source = NULL;
+	c->trace = c->cache_dir = c->source = NULL;
 }
 
 int config_workers(const struct config *c)

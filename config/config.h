@@ -25,6 +25,9 @@
  *   progress: auto | always | never
  *   trace: string                          ("" = no trace)
  *   max_output: size                       (1KiB .. 256MiB)
+ *   speculate: true | false
+ *   cache_dir: string                      ("" = $XDG_CACHE_HOME/asynccompile
+ *                                           or ~/.cache/asynccompile)
  *
  * A duration is a non-negative integer with an optional unit: ms, s, m, h
  * (no unit = seconds), e.g. 90s, 5m, 1500ms; at most 24h.
@@ -56,6 +59,8 @@ struct config {
 	enum progress_mode progress;
 	char *trace;              /* malloc'd; "" = none */
 	int64_t max_output;       /* bytes per stream */
+	int speculate;            /* async-shell runs last run's commands ahead */
+	char *cache_dir;          /* malloc'd; "" = the per-user default */
 	char *source;             /* malloc'd: file it came from, or "built-in defaults" */
 };
 

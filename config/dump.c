@@ -181,4 +181,8 @@ void config_dump(const struct config *c, struct buf *out)
 	dump_quoted(out, c->trace ? c->trace : "");
 	buf_addch(out, '\n');
 	dump_size(out, "max_output", c->max_output);
+	buf_addf(out, "speculate: %s\n", c->speculate ? "true" : "false");
+	buf_addstr(out, "cache_dir: ");
+	dump_quoted(out, c->cache_dir ? c->cache_dir : "");
+	buf_addch(out, '\n');
 }

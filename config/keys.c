@@ -301,6 +301,17 @@ static int cfg_warm(struct cfg_ctx *x, const struct cfg_key *k,
 	return 0;
 }
 
+static int cfg_speculate(struct cfg_ctx *x, const struct cfg_key *k,
+			 yaml_node_t *val, struct config *c)
+{
+	int b = val->type == YAML_SCALAR_NODE ? cfg_bool(val) : -1;
+
+	if (b < 0)
+		return cfg_bad(x, k, val);
+	c->speculate = b;
+	return 0;
+}
+
 static int cfg_echo(struct cfg_ctx *x, const struct cfg_key *k,
 		    yaml_node_t *val, struct config *c)
 {
@@ -374,16 +385,29 @@ static int cfg_max_output(struct cfg_ctx *x, const struct cfg_key *k,
 	return 0;
 }
 
-static int cfg_trace(struct cfg_ctx *x, const struct cfg_key *k,
-		     yaml_node_t *val, struct config *c)
+/* A plain string key: trace, cache_dir. */
+static int cfg_string(struct cfg_ctx *x, const struct cfg_key *k,
+		      yaml_node_t *val, char **dst)
 {
 	if (val->type != YAML_SCALAR_NODE)
 		return cfg_bad(x, k, val);
 	if (cfg_has_nul(val))
 		return cfg_fail(x, &val->start_mark, "%s: contains a NUL byte", k->name);
-	free(c->trace);
-	c->trace = cfg_strdup((const char *)val->data.scalar.value);
+	free(*dst);
+	*dst = cfg_strdup((const char *)val->data.scalar.value);
 	return 0;
+}
+
+static int cfg_trace(struct cfg_ctx *x, const struct cfg_key *k,
+		     yaml_node_t *val, struct config *c)
+{
+	return cfg_string(x, k, val, &c->trace);
+}
+
+static int cfg_cache_dir(struct cfg_ctx *x, const struct cfg_key *k,
+			 yaml_node_t *val, struct config *c)
+{
+	return cfg_string(x, k, val, &c->cache_dir);
 }
 
 static int cfg_launcher(struct cfg_ctx *x, const struct cfg_key *k,
@@ -545,6 +569,8 @@ const struct cfg_key cfg_keys[] = {
 	{ "progress", "auto, always or never", "", cfg_progress },
 	{ "trace", "a file name", " (use \"\" for none)", cfg_trace },
 	{ "max_output", "a size such as 16MiB, 512KiB or 1048576", "", cfg_max_output },
+	{ "speculate", "true or false", "", cfg_speculate },
+	{ "cache_dir", "a directory name", " (use \"\" for the default)", cfg_cache_dir },
 };
 const size_t cfg_nkeys = sizeof(cfg_keys) / sizeof(cfg_keys[0]);
 _Static_assert(sizeof(cfg_keys) / sizeof(cfg_keys[0]) <= CFG_MAX_KEYS, "CFG_MAX_KEYS");

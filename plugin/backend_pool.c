@@ -91,6 +91,11 @@ static int pb_submit(struct backend *b, int64_t id, const void *job, size_t len,
 	return pool_submit(((struct pb *)b)->pool, id, job, len, retries);
 }
 
+static void pb_cancel(struct backend *b, int64_t id)
+{
+	pool_cancel(((struct pb *)b)->pool, id); /* unknown id: it just finished */
+}
+
 static size_t pb_pollfds(struct backend *b, struct pollfd *fds, size_t max, int *timeout_ms)
 {
 	return pool_pollfds(((struct pb *)b)->pool, fds, max, timeout_ms);
@@ -111,7 +116,7 @@ static void pb_destroy(struct backend *b, int64_t grace_ms)
 }
 
 static const struct backend_ops pb_ops = {
-	pb_warm, pb_free_slots, pb_submit, pb_pollfds, pb_events, pb_destroy,
+	pb_warm, pb_free_slots, pb_submit, pb_cancel, pb_pollfds, pb_events, pb_destroy,
 };
 
 struct backend *backend_pool_new(const char *worker_exe, int workers, int fork_mode, struct buf *err)

@@ -22,6 +22,7 @@
 struct inflight {
 	int64_t id;
 	uint32_t retries;
+	int cancelled;        /* not to be sent again to a new supervisor */
 	struct buf job;
 };
 
@@ -129,8 +130,15 @@ static void sub_died(struct sub *s, const char *why)
 		sub_fail_all(s, "the pool supervisor could not be restarted");
 		return;
 	}
-	for (int i = 0; i < s->nfl; i++)
-		sub_send_job(s, &s->fl[i]);
+	for (int i = 0; i < s->nfl; i++) {
+		if (!s->fl[i].cancelled) {
+			sub_send_job(s, &s->fl[i]);
+			continue;
+		}
+		sub_report_failed(s->fl[i].id, RES_CANCELLED, 1, "cancelled");
+		buf_release(&s->fl[i].job);
+		s->fl[i--] = s->fl[--s->nfl];
+	}
 }
 
 static int sub_warm(struct backend *b)
@@ -166,10 +174,25 @@ static int sub_submit(struct backend *b, int64_t id, const void *job, size_t len
 	f = &s->fl[s->nfl++];
 	f->id = id;
 	f->retries = retries;
+	f->cancelled = 0;
 	memset(&f->job, 0, sizeof f->job);
 	buf_add(&f->job, job, len);
 	sub_send_job(s, f);
 	return 0;
+}
+
+static void sub_cancel(struct backend *b, int64_t id)
+{
+	static const unsigned char cancel[] = { MSG_CANCEL };
+	struct sub *s = (struct sub *)b;
+
+	for (int i = 0; i < s->nfl; i++) {
+		if (s->fl[i].id == id && !s->fl[i].cancelled) {
+			s->fl[i].cancelled = 1;
+			if (s->to >= 0)
+				frame_put(&s->out, id, cancel, sizeof cancel);
+		}
+	}
 }
 
 static void sub_done(struct sub *s, int64_t id)
@@ -364,7 +387,7 @@ static void sub_destroy(struct backend *b, int64_t grace_ms)
 }
 
 static const struct backend_ops sub_ops = {
-	sub_warm, sub_free_slots, sub_submit, sub_pollfds, sub_events, sub_destroy,
+	sub_warm, sub_free_slots, sub_submit, sub_cancel, sub_pollfds, sub_events, sub_destroy,
 };
 
 struct backend *backend_subprocess_new(const char *worker_exe, int workers, struct buf *err)

@@ -52,6 +52,7 @@ static struct engine {
 	size_t nbyid, capbyid;
 	struct job *all_head, *all_tail;
 	struct job *qhead, *qtail;
+	struct job *discarded;     /* cancelled running jobs, linked by `next` */
 	int64_t next_id;
 	struct engine_stats st;
 } E = {
@@ -174,6 +175,69 @@ void job_free(struct job *j)
 	buf_release(&j->payload);
 	result_msg_release(&j->res);
 	free(j);
+}
+
+int job_internal(const struct job *j)
+{
+	return j->kind == JOB_SHELL || j->kind == JOB_SPEC;
+}
+
+/* Lock held.  Take j out of the run queue; 1 if it was there. */
+static int engine_unqueue(struct job *j)
+{
+	struct job **pp = &E.qhead, *prev = NULL;
+
+	while (*pp && *pp != j) {
+		prev = *pp;
+		pp = &(*pp)->next;
+	}
+	if (!*pp)
+		return 0;
+	*pp = j->next;
+	if (E.qtail == j)
+		E.qtail = prev;
+	j->next = NULL;
+	return 1;
+}
+
+void engine_promote(struct job *j)
+{
+	pthread_mutex_lock(&E.lock);
+	if (j->state == JOB_QUEUED && E.qhead != j && engine_unqueue(j)) {
+		j->next = E.qhead;
+		E.qhead = j;
+		if (!E.qtail)
+			E.qtail = j;
+	}
+	pthread_mutex_unlock(&E.lock);
+}
+
+/* Lock held.  A job the engine owns again: gone from every list, freed. */
+static void engine_forget(struct job *j)
+{
+	E.byid[j->id] = NULL;
+	job_free(j);
+}
+
+void engine_cancel(struct job *j)
+{
+	pthread_mutex_lock(&E.lock);
+	engine_table_remove(j);
+	E.byid[j->id] = j; /* a running job's RESULT must still find it */
+	if (j->state == JOB_QUEUED && engine_unqueue(j)) {
+		E.st.queued--;
+		j->state = JOB_DONE;
+	}
+	if (j->state == JOB_DONE || !E.backend) {
+		engine_forget(j);
+	} else {
+		j->discard = 1;
+		j->next = E.discarded;
+		E.discarded = j;
+		E.backend->ops->cancel(E.backend, j->id);
+		engine_wake();
+	}
+	pthread_mutex_unlock(&E.lock);
 }
 
 void engine_submit(struct job *j)
@@ -340,6 +404,17 @@ void engine_on_result(int64_t id, struct result_msg *res)
 		return;
 	engine_release_slot(j);
 	engine_saw_running(res->running);
+	if (j->discard) {
+		struct job **pp = &E.discarded;
+
+		while (*pp != j)
+			pp = &(*pp)->next;
+		*pp = j->next;
+		if (j->started_ns)
+			E.st.running--;
+		engine_forget(j);
+		return;
+	}
 	j->res.status = res->status;
 	j->res.flags = res->flags;
 	/* moved, not copied: a result may be max_output twice over */
@@ -400,6 +475,11 @@ static void engine_stop_all(void)
 			j->res.status = 125;
 			buf_addstr(&j->res.err, "asynccompile: killed: make was exiting\n");
 		}
+	}
+	while ((j = E.discarded)) {
+		E.discarded = j->next;
+		engine_release_slot(j);
+		engine_forget(j);
 	}
 	pthread_cond_broadcast(&E.done);
 }
@@ -593,7 +673,8 @@ void engine_wait(struct job ***jobs, size_t *n, int progress)
 		if (!*jobs)
 			abort();
 		for (struct job *j = E.all_head; j; j = j->next_all)
-			(*jobs)[(*n)++] = j;
+			if (!job_internal(j))
+				(*jobs)[(*n)++] = j;
 	}
 	E.wait_pending = 0;
 	for (i = 0; i < *n; i++) {
@@ -650,6 +731,8 @@ void engine_shutdown(void)
 		return;
 	pthread_mutex_lock(&E.lock);
 	for (j = E.all_head; j; j = j->next_all) {
+		if (job_internal(j))
+			continue;
 		if (j->state != JOB_DONE)
 			engine_log("warning: job '%s' was never waited for; killed", j->name);
 		else if (j->kind == JOB_COMPILE && j->res.status)

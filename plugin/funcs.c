@@ -152,11 +152,6 @@ void funcs_warm_at_load(void)
 
 /* ---- the make process's situation ---- */
 
-struct situation {
-	int in_recipe;
-	struct make_flags flags;
-};
-
 static void funcs_situation(const char *fn, struct situation *s)
 {
 	char *mf = mk_expand("$(MAKEFLAGS)");
@@ -245,17 +240,92 @@ static char **funcs_split(const char *s)
 	return v;
 }
 
+const struct config *funcs_config_at_load(void)
+{
+	if (!cfg_loaded && funcs_discover(NULL) == 0)
+		cfg_at_load = 1;
+	return cfg_loaded ? &cfg : NULL;
+}
+
+const struct config *funcs_prepare(const char *fn, struct situation *sit)
+{
+	struct buf err = BUF_INIT;
+
+	/* at load the makefile may still name another file: keep looking later */
+	if (fn)
+		funcs_config_find(fn);
+	if (!cfg_loaded)
+		return NULL; /* a bad file at load: the first call reports it */
+	funcs_situation(fn ? fn : "async-shell", sit);
+	if (sit->in_recipe)
+		shell_makefiles_read();
+	if (engine_start(&cfg, &err) < 0) {
+		if (fn)
+			funcs_fail(fn, (char *)err.data);
+		buf_release(&err);
+		return NULL;
+	}
+	buf_release(&err);
+	return &cfg;
+}
+
+const char *funcs_cwd(void)
+{
+	static char cwd[4096];
+
+	/* make changes directory (-C) only before it reads makefiles */
+	if (!*cwd && !getcwd(cwd, sizeof cwd))
+		strcpy(cwd, ".");
+	return cwd;
+}
+
+void funcs_make_shell(char **shell, char ***flags)
+{
+	char *s = mk_expand("$(SHELL)");
+	char *f = mk_expand("$(.SHELLFLAGS)");
+
+	if (!*s) {
+		free(s);
+		if (!(s = strdup("/bin/sh")))
+			abort();
+	}
+	*shell = s;
+	*flags = funcs_split(*f ? f : "-c");
+	free(f);
+}
+
+void funcs_put_job(struct buf *payload, const char *shell, char **flags, const char *cwd,
+		   const char *command, const char *input)
+{
+	struct job_msg m;
+
+	memset(&m, 0, sizeof m);
+	m.shell = (char *)shell;
+	m.shellflags = flags;
+	m.command = (char *)command;
+	m.cwd = (char *)cwd;
+	m.env = cfg.env;
+	if (input) {
+		m.input = (unsigned char *)input;
+		m.input_len = strlen(input);
+		m.has_input = 1;
+	}
+	m.timeout_ms = cfg.timeout_ms;
+	m.kill_grace_ms = cfg.kill_grace_ms;
+	m.max_output = cfg.max_output;
+	m.retries = (uint32_t)cfg.retries;
+	msg_put_job(payload, &m);
+}
+
 static char *funcs_queue(const char *fn, enum job_kind kind, unsigned int argc, char **argv)
 {
 	struct situation sit;
-	struct job_msg m;
 	struct job *j;
-	struct buf cmd = BUF_INIT, err = BUF_INIT;
+	struct buf cmd = BUF_INIT;
 	char *name = funcs_trim(argv[0]);
 	const char *bad = funcs_bad_name(name);
-	char *shell, *flags;
+	char *shell, **flags;
 	int question;
-	static char cwd[4096];
 
 	if (bad) {
 		struct buf b = BUF_INIT;
@@ -268,10 +338,7 @@ static char *funcs_queue(const char *fn, enum job_kind kind, unsigned int argc, 
 			 fn, name);
 		mk_error((char *)b.data);
 	}
-	funcs_config_find(fn);
-	funcs_situation(fn, &sit);
-	if (engine_start(&cfg, &err) < 0)
-		funcs_fail(fn, (char *)err.data);
+	funcs_prepare(fn, &sit);
 
 	for (char **w = cfg.launcher; *w; w++) {
 		output_shell_quote(&cmd, *w);
@@ -296,32 +363,12 @@ static char *funcs_queue(const char *fn, enum job_kind kind, unsigned int argc, 
 		j->dry = sit.flags.dry_run;
 	}
 
-	shell = mk_expand("$(SHELL)");
-	flags = mk_expand("$(.SHELLFLAGS)");
-	memset(&m, 0, sizeof m);
-	m.shell = *shell ? shell : "/bin/sh";
-	m.shellflags = funcs_split(*flags ? flags : "-c");
-	m.command = (char *)cmd.data;
-	/* make changes directory (-C) only before it reads makefiles */
-	if (!*cwd && !getcwd(cwd, sizeof cwd))
-		strcpy(cwd, ".");
-	m.cwd = cwd;
-	m.env = cfg.env;
-	if (argc > 2) {
-		m.input = (unsigned char *)argv[2];
-		m.input_len = strlen(argv[2]);
-		m.has_input = 1;
-	}
-	m.timeout_ms = cfg.timeout_ms;
-	m.kill_grace_ms = cfg.kill_grace_ms;
-	m.max_output = cfg.max_output;
-	m.retries = (uint32_t)cfg.retries;
-	msg_put_job(&j->payload, &m);
-	strv_free(m.shellflags);
+	funcs_make_shell(&shell, &flags);
+	funcs_put_job(&j->payload, shell, flags, funcs_cwd(), (char *)cmd.data,
+		      argc > 2 ? argv[2] : NULL);
+	strv_free(flags);
 	free(shell);
-	free(flags);
 	buf_release(&cmd);
-	buf_release(&err);
 	/*
 	 * make -q expands a recipe and, if every line comes out empty, takes
 	 * the target for up to date.  A build step is a command: let make see
@@ -500,6 +547,7 @@ char *funcs_stats(const char *nm, unsigned int argc, char **argv)
 		for (const char *c = cfg.source; *c; c++)
 			buf_addch(&b, *c == ' ' ? '-' : *c);
 	}
+	shell_stats(&b);
 	r = mk_result((char *)b.data);
 	buf_release(&b);
 	return r;

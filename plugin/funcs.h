@@ -7,6 +7,9 @@
 
 #include <stddef.h>
 
+#include "../config/config.h"
+#include "jobserver.h"
+
 /* gmk function callbacks (setup.c registers them). */
 char *funcs_compile(const char *nm, unsigned int argc, char **argv);
 char *funcs_try(const char *nm, unsigned int argc, char **argv);
@@ -16,11 +19,53 @@ char *funcs_stats(const char *nm, unsigned int argc, char **argv);
 /* setup: start the pool now if the configuration found says warm: true */
 void funcs_warm_at_load(void);
 
+/* What every function that runs commands does first. */
+struct situation {
+	int in_recipe;            /* $@ is set: make is expanding a recipe */
+	struct make_flags flags;
+};
+/*
+ * Find the configuration, set the slots (jobserver or -jN) from make's
+ * flags, end speculation if a recipe is being expanded, start the pool.
+ * With fn == NULL (at load) nothing is reported and NULL is returned on
+ * a bad configuration or a pool that cannot start; otherwise those stop
+ * make with an error naming fn.  Returns the configuration in force.
+ */
+const struct config *funcs_prepare(const char *fn, struct situation *sit);
+/*
+ * At load: the configuration found so far (the makefile may still name
+ * another before the first call), or NULL on a bad file.
+ */
+const struct config *funcs_config_at_load(void);
+/* make's current directory (as when makefiles were read). */
+const char *funcs_cwd(void);
+/* $(SHELL) and $(.SHELLFLAGS) split as make splits them (malloc'd). */
+void funcs_make_shell(char **shell, char ***flags);
+/* Encode a MSG_JOB with the configuration's env, timeout and limits. */
+void funcs_put_job(struct buf *payload, const char *shell, char **flags, const char *cwd,
+		   const char *command, const char *input);
+
+/* shell.c: $(async-shell), speculation and memoization. */
+char *shell_func(const char *nm, unsigned int argc, char **argv);
+/* At load: set the end-of-parse hook, start the recorded commands. */
+void shell_load(void);
+/* The end-of-parse hook's function: calls shell_makefiles_read(). */
+char *shell_read_func(const char *nm, unsigned int argc, char **argv);
+/*
+ * The makefiles have been read (or a recipe is being expanded): cancel
+ * speculated jobs nobody asked for, write this run's record.  Idempotent.
+ */
+void shell_makefiles_read(void);
+/* Append the async-shell counters to $(async-stats). */
+void shell_stats(struct buf *b);
+
 /* setup.c: talking to make */
 /* Define NAME<suffix> as a simple variable holding `value` verbatim. */
 void mk_set_var(const char *name, const char *suffix, const char *value);
 /* $(error msg) at the current location; does not return. */
 void mk_error(const char *msg) __attribute__((noreturn));
+/* gmk_eval text (make parses it as a makefile line). */
+void mk_eval(const char *text);
 /* gmk_expand into a malloc'd string. */
 char *mk_expand(const char *text);
 /* A function result (gmk_alloc'd copy). */

@@ -21,7 +21,13 @@
 #include "../worker/proto.h"
 #include "jobserver.h"
 
-enum job_kind { JOB_COMPILE, JOB_TRY };
+/*
+ * JOB_SHELL and JOB_SPEC are async-shell's own (shell.c): a command make
+ * is waiting for, and one started ahead of need from the last run's
+ * record.  They are "internal": never part of $(async-wait)'s set, never
+ * warned about at exit.
+ */
+enum job_kind { JOB_COMPILE, JOB_TRY, JOB_SHELL, JOB_SPEC };
 enum job_state { JOB_QUEUED, JOB_RUNNING, JOB_DONE };
 enum job_slot { SLOT_NONE, SLOT_IMPLICIT, SLOT_TOKEN, SLOT_LIMIT };
 
@@ -37,6 +43,7 @@ struct job {
 	unsigned char token;
 	int dry;                /* make -n inside a recipe: echoed, not run */
 	int in_wait;            /* in the set make's thread is blocked on */
+	int discard;            /* cancelled: the engine frees it once it ends */
 	int64_t queued_ns, dispatched_ns, started_ns;
 	int64_t token_wait_ns, token_wait_start; /* time at the queue head without a token */
 	int worker;
@@ -76,6 +83,17 @@ int engine_set_slots(const struct js_auth *a, int limit, struct buf *err);
 struct job *engine_find(const char *name);
 /* Hand a new job to the engine (which owns it from then on). */
 void engine_submit(struct job *j);
+/* A job still queued goes to the head of the queue (make waits for it). */
+void engine_promote(struct job *j);
+/*
+ * Stop a job nobody will wait for: a queued one is dropped, a running one
+ * is cancelled (SIGTERM to its group, SIGKILL after kill_grace) and its
+ * slot or token comes back when the pool reports it ended.  The engine
+ * owns j from then on and frees it; the caller must forget it.
+ */
+void engine_cancel(struct job *j);
+/* Is it an async-shell job (never in $(async-wait)'s set)? */
+int job_internal(const struct job *j);
 /*
  * Block until every job in jobs[] is done (all jobs not waited for when
  * n == 0: then *jobs is set to a malloc'd array, in queue order, and *n to
@@ -120,6 +138,11 @@ struct backend_ops {
 	int (*free_slots)(struct backend *b);
 	/* Send a job (payload is an encoded MSG_JOB, copied). */
 	int (*submit)(struct backend *b, int64_t id, const void *job, size_t len, uint32_t retries);
+	/*
+	 * Stop a submitted job; its RESULT (RES_CANCELLED, or its real one if
+	 * it ended first) still comes through engine_on_result.
+	 */
+	void (*cancel)(struct backend *b, int64_t id);
 	size_t (*pollfds)(struct backend *b, struct pollfd *fds, size_t max, int *timeout_ms);
 	void (*events)(struct backend *b, const struct pollfd *fds, size_t n);
 	/* Kill every job, stop every worker, free b. */

@@ -61,6 +61,11 @@ void mk_error(const char *msg)
 	abort();
 }
 
+void mk_eval(const char *text)
+{
+	gmk_eval(text, NULL);
+}
+
 char *mk_expand(const char *text)
 {
 	char *v = gmk_expand(text);
@@ -123,7 +128,9 @@ int asynccompile_gmk_setup(const gmk_floc *floc)
 	gmk_add_function("async-wait", funcs_wait, 0, 1, GMK_FUNC_DEFAULT);
 	gmk_add_function("async-config", funcs_config, 1, 1, GMK_FUNC_DEFAULT);
 	gmk_add_function("async-stats", funcs_stats, 0, 1, GMK_FUNC_DEFAULT);
+	gmk_add_function("async-shell", shell_func, 0, 1, GMK_FUNC_DEFAULT);
 	gmk_add_function("async-compile-internal-value", mk_value_func, 0, 0, GMK_FUNC_DEFAULT);
+	gmk_add_function("async-compile-internal-read", shell_read_func, 0, 0, GMK_FUNC_DEFAULT);
 	/*
 	 * `$(async-wait)` is a variable reference for make (a function call
 	 * needs a blank after the name), so give those names values that
@@ -135,5 +142,8 @@ int asynccompile_gmk_setup(const gmk_floc *floc)
 		atexit(engine_shutdown);
 	reexec_init();
 	funcs_warm_at_load();
+	shell_load();
+	if (registered == 1)
+		atexit(shell_makefiles_read); /* runs before engine_shutdown */
 	return 1;
 }

@@ -18,6 +18,12 @@ struct span {
 	uint32_t attempts;
 };
 
+/* the "cat" of each job kind's span; speculated jobs are marked as such */
+static const char *const trace_kinds[] = {
+	[JOB_COMPILE] = "compile", [JOB_TRY] = "try", [JOB_SHELL] = "shell",
+	[JOB_SPEC] = "speculated",
+};
+
 static pthread_mutex_t trace_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct span *spans;
 static size_t nspans, capspans;
@@ -102,7 +108,7 @@ int trace_write(const char *path)
 		buf_addf(&b, ",\"cat\":\"%s\",\"ph\":\"X\",\"pid\":%d,\"tid\":%d,"
 			 "\"ts\":%.3f,\"dur\":%.3f,\"args\":{\"status\":%d,\"attempts\":%u,"
 			 "\"queue_wait_ms\":%.3f,\"token_wait_ms\":%.3f,\"command\":",
-			 s->kind == JOB_COMPILE ? "compile" : "try", (int)pid,
+			 trace_kinds[s->kind], (int)pid,
 			 s->worker >= 0 ? s->worker + 1 : 0, (s->start_ns - t0) / 1e3,
 			 (s->end_ns - s->start_ns) / 1e3, s->status, s->attempts,
 			 (s->dispatched_ns - s->queued_ns) / 1e6, s->token_wait_ns / 1e6);

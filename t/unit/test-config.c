@@ -424,7 +424,7 @@ static void test_structure_errors(void)
 	expect_err("jobs: 4\n",
 		   "cfg.yaml:1:1: unknown key 'jobs' (valid keys: workers, start_method, warm, "
 		   "timeout, kill_grace, retries, launcher, env, echo, progress, trace, "
-		   "max_output)");
+		   "max_output, speculate, cache_dir)");
 	expect_err("[a]: 1\n", "cfg.yaml:1:1: keys must be names, got a sequence");
 	expect_err("- workers\n", "cfg.yaml:1:1: top level must be a mapping of keys");
 	expect_err("just text\n", "cfg.yaml:1:1: top level must be a mapping of keys");
@@ -565,14 +565,16 @@ static void test_dump(void)
 		   "echo: auto\n"
 		   "progress: auto\n"
 		   "trace: \"\"\n"
-		   "max_output: 16MiB\n"), "dump of the defaults, keys in contract order");
+		   "max_output: 16MiB\n"
+		   "speculate: true\n"
+		   "cache_dir: \"\"\n"), "dump of the defaults, keys in contract order");
 	config_release(&c);
 	buf_release(&out);
 
 	expect_ok("workers: 12\nstart_method: fork\nwarm: off\ntimeout: 90000ms\n"
 		  "kill_grace: 1500ms\nretries: 0\nlauncher: [ccache, \"x y\"]\n"
 		  "env: {CC: gcc, E: \"\"}\necho: true\nprogress: always\ntrace: \"t.json\"\n"
-		  "max_output: 1536\n", &c);
+		  "max_output: 1536\nspeculate: no\ncache_dir: /tmp/c\n", &c);
 	config_dump(&c, &out);
 	ok(!strcmp((char *)out.data,
 		   "# from: cfg.yaml\n"
@@ -589,7 +591,9 @@ static void test_dump(void)
 		   "echo: true\n"
 		   "progress: always\n"
 		   "trace: \"t.json\"\n"
-		   "max_output: 1536\n"), "dump of a full config");
+		   "max_output: 1536\n"
+		   "speculate: false\n"
+		   "cache_dir: \"/tmp/c\"\n"), "dump of a full config");
 	config_release(&c);
 	buf_release(&out);
 

@@ -1,0 +1,345 @@
+/*
+ * $(async-shell COMMAND): a $(shell) whose commands run ahead of need.
+ *
+ * Three layers, each unable to change an answer:
+ *  - memo: the same command identity (record.h: shell, flags, directory,
+ *    text) twice in one make process runs once;
+ *  - speculation: the commands one run asked for while it read its
+ *    makefiles are recorded in the per-user store (store.h) under a key
+ *    naming the makefiles, goals and command-line variables; the next run
+ *    with that key queues them all at load, within -jN, and a call whose
+ *    identity equals a speculated job's takes that job's answer;
+ *  - everything else runs when asked, through the same pool.
+ * Speculated jobs nobody asked for are cancelled once the makefiles have
+ * been read: make expands $(GNUMAKEFLAGS) right after reading them (both
+ * 4.3 and 4.4.1, main.c), so at load that variable gets a call to an
+ * internal function appended; a recipe-time call or exit also ends it.
+ * Make's thread only.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "../worker/record.h"
+#include "../worker/store.h"
+#include "funcs.h"
+#include "plugin.h"
+
+#define MEMO_SIZE 1024
+
+struct memo {
+	struct buf id;
+	uint64_t h;
+	int status;
+	char *value;            /* the folded result */
+	struct memo *next;
+};
+
+struct spec {
+	struct buf id;
+	uint64_t h;
+	struct job *job;        /* NULL once used or cancelled */
+};
+
+static struct {
+	int loaded;             /* shell_load ran */
+	int done;               /* makefiles read: no more recording */
+	int debug;              /* ASYNC_COMPILE_DEBUG: say why the store is unused */
+	int store;              /* store directory, or -1 */
+	char *key;
+	char file[32];
+	struct buf *prev;       /* the record read at load */
+	size_t nprev;
+	struct spec *spec;
+	size_t nspec;
+	struct buf *seen;       /* identities asked for while makefiles were read */
+	size_t nseen, capseen;
+	struct memo *memo[MEMO_SIZE];
+	unsigned long speculated, hits, misses, unused, memo_hits;
+	unsigned long names;
+} S = { .store = -1 };
+
+static void shell_debug(const char *what, const struct buf *why)
+{
+	if (S.debug)
+		engine_log("async-shell: %s: %s", what, why->len ? (char *)why->data : "?");
+}
+
+static struct memo *shell_memo_find(const struct buf *id, uint64_t h)
+{
+	for (struct memo *m = S.memo[h % MEMO_SIZE]; m; m = m->next)
+		if (m->h == h && m->id.len == id->len && !memcmp(m->id.data, id->data, id->len))
+			return m;
+	return NULL;
+}
+
+/* The identity of COMMAND as make would run it now. */
+static void shell_identity(const char *command, struct buf *id, uint64_t *h)
+{
+	char *sh, **flags;
+
+	funcs_make_shell(&sh, &flags);
+	cmdid_put(id, sh, flags, funcs_cwd(), command);
+	*h = store_hash(id->data, id->len, STORE_HASH_INIT);
+	strv_free(flags);
+	free(sh);
+}
+
+static struct job *shell_new_job(enum job_kind kind, const struct cmdid *c)
+{
+	struct job *j = calloc(1, sizeof *j);
+	char name[48];
+
+	snprintf(name, sizeof name, "async-shell:%lu", ++S.names);
+	if (!j || !(j->name = strdup(name)) || !(j->command = strdup(c->command)))
+		abort();
+	j->kind = kind;
+	j->worker = -1;
+	funcs_put_job(&j->payload, c->shell, c->flags, c->cwd, c->command, NULL);
+	return j;
+}
+
+/*
+ * What names "the same makefiles": directory, the makefiles read so far,
+ * goals and command-line variables (a Kbuild sub-make's obj=DIR).  Read
+ * through $(origin) so --warn-undefined-variables stays quiet.
+ */
+static char *shell_run_key(void)
+{
+	char *v = mk_expand(
+		"$(MAKE_VERSION)|$(MAKEFILE_LIST)"
+		"|$(if $(filter undefined,$(origin MAKECMDGOALS)),,$(MAKECMDGOALS))"
+		"|$(if $(filter undefined,$(origin -*-command-variables-*-)),,"
+		"$(-*-command-variables-*-))");
+	struct buf k = BUF_INIT;
+
+	buf_addf(&k, "%s|%s", funcs_cwd(), v);
+	free(v);
+	return buf_detach(&k, NULL);
+}
+
+/* Read the record for this run and queue what it lists. */
+static void shell_speculate(void)
+{
+	struct situation sit;
+	struct buf data = BUF_INIT, why = BUF_INIT;
+	const char *bad;
+	const char *off = getenv("ASYNC_COMPILE_SPECULATE");
+	const struct config *c = funcs_config_at_load();
+
+	if (!c || !c->speculate || (off && !strcmp(off, "0")))
+		return;
+	S.store = store_open(c->cache_dir, &why);
+	if (S.store < 0) {
+		shell_debug("no store", &why);
+		goto out;
+	}
+	S.key = shell_run_key();
+	snprintf(S.file, sizeof S.file, "rec-%016llx",
+		 (unsigned long long)store_hash(S.key, strlen(S.key), STORE_HASH_INIT));
+	if (store_read(S.store, S.file, &data, &why) < 0) {
+		shell_debug("no record", &why);
+		goto out;
+	}
+	if (record_decode(data.data, data.len, S.key, &S.prev, &S.nprev, &bad) < 0) {
+		buf_addf(&why, "%s: %s", S.file, bad);
+		shell_debug("record ignored", &why);
+		goto out;
+	}
+	if (!S.nprev || !funcs_prepare(NULL, &sit))
+		goto out;
+	S.spec = calloc(S.nprev, sizeof *S.spec);
+	if (!S.spec)
+		abort();
+	for (size_t i = 0; i < S.nprev; i++) {
+		struct cmdid id;
+		struct spec *s = &S.spec[S.nspec++];
+
+		if (cmdid_get(S.prev[i].data, S.prev[i].len, &id) < 0)
+			abort(); /* record_decode checked every entry */
+		buf_add(&s->id, S.prev[i].data, S.prev[i].len);
+		s->h = store_hash(s->id.data, s->id.len, STORE_HASH_INIT);
+		s->job = shell_new_job(JOB_SPEC, &id);
+		engine_submit(s->job);
+		S.speculated++;
+		cmdid_release(&id);
+	}
+out:
+	buf_release(&data);
+	buf_release(&why);
+}
+
+void shell_load(void)
+{
+	char *old;
+	const char *dbg = getenv("ASYNC_COMPILE_DEBUG");
+
+	if (S.loaded++)
+		return;
+	S.debug = dbg && *dbg && strcmp(dbg, "0");
+	/*
+	 * The end-of-parse hook.  The value make decodes is unchanged (the
+	 * function expands to nothing); make sets the variable to "" itself
+	 * right afterwards.  A makefile that assigns GNUMAKEFLAGS with = or
+	 * := after the load drops the hook: speculation then ends at the
+	 * first recipe-time call or at exit.
+	 */
+	old = mk_expand("$(if $(filter undefined,$(origin GNUMAKEFLAGS)),,$(value GNUMAKEFLAGS))");
+	if (!old[strcspn(old, "#\\\n")]) {
+		struct buf line = BUF_INIT;
+
+		buf_addf(&line, "GNUMAKEFLAGS = %s$(async-compile-internal-read )", old);
+		mk_eval((char *)line.data);
+		buf_release(&line);
+	}
+	free(old);
+	shell_speculate();
+}
+
+char *shell_read_func(const char *nm, unsigned int argc, char **argv)
+{
+	(void)nm;
+	(void)argc;
+	(void)argv;
+	shell_makefiles_read();
+	return NULL;
+}
+
+static int shell_same_record(void)
+{
+	if (S.nseen != S.nprev)
+		return 0;
+	for (size_t i = 0; i < S.nseen; i++)
+		if (S.seen[i].len != S.prev[i].len || memcmp(S.seen[i].data, S.prev[i].data, S.seen[i].len))
+			return 0;
+	return 1;
+}
+
+void shell_makefiles_read(void)
+{
+	struct buf rec = BUF_INIT, why = BUF_INIT;
+
+	if (S.done)
+		return;
+	S.done = 1;
+	for (size_t i = 0; i < S.nspec; i++) {
+		if (S.spec[i].job) {
+			engine_cancel(S.spec[i].job);
+			S.spec[i].job = NULL;
+			S.unused++;
+		}
+	}
+	if (S.store >= 0 && S.key && !shell_same_record() && (S.nseen || S.nprev)) {
+		record_encode(&rec, S.key, S.seen, S.nseen);
+		if (store_write(S.store, S.file, rec.data, rec.len, &why) < 0)
+			shell_debug("cannot write the record", &why);
+	}
+	buf_release(&rec);
+	buf_release(&why);
+}
+
+/* make's .SHELLSTATUS, with make's own origin for it */
+static void shell_set_status(int status)
+{
+	char line[64];
+
+	snprintf(line, sizeof line, "override .SHELLSTATUS := %d", status);
+	mk_eval(line);
+}
+
+static struct job *shell_take_spec(const struct buf *id, uint64_t h)
+{
+	for (size_t i = 0; i < S.nspec; i++) {
+		struct spec *s = &S.spec[i];
+
+		if (s->job && s->h == h && s->id.len == id->len &&
+		    !memcmp(s->id.data, id->data, id->len)) {
+			struct job *j = s->job;
+			s->job = NULL;
+			return j;
+		}
+	}
+	return NULL;
+}
+
+char *shell_func(const char *nm, unsigned int argc, char **argv)
+{
+	struct situation sit;
+	struct buf id = BUF_INIT;
+	struct memo *m;
+	struct job *j;
+	size_t one = 1;
+	uint64_t h;
+	char *r;
+
+	funcs_prepare(nm, &sit);
+	shell_identity(argc ? argv[0] : "", &id, &h);
+	if ((m = shell_memo_find(&id, h))) {
+		S.memo_hits++;
+		buf_release(&id);
+		shell_set_status(m->status);
+		return mk_result(m->value);
+	}
+	if ((j = shell_take_spec(&id, h))) {
+		S.hits++;
+	} else {
+		struct cmdid c;
+
+		if (cmdid_get(id.data, id.len, &c) < 0)
+			abort();
+		j = shell_new_job(JOB_SHELL, &c);
+		cmdid_release(&c);
+		engine_submit(j);
+		S.misses++;
+	}
+	engine_promote(j);
+	{
+		struct job **jobs = &j;
+		engine_wait(&jobs, &one, 0);
+	}
+	m = calloc(1, sizeof *m);
+	if (!m)
+		abort();
+	m->id = id;
+	m->h = h;
+	m->status = j->res.status;
+	/*
+	 * make's $(shell) takes 127 from a shell that exited normally for a
+	 * failed exec: what the command printed goes to stderr and the result
+	 * is empty.
+	 */
+	if (m->status == 127) {
+		if (j->res.out.len)
+			mk_print(2, j->res.out.data, j->res.out.len);
+		m->value = strdup("");
+		if (!m->value)
+			abort();
+	} else {
+		m->value = output_fold(j->res.out.data, j->res.out.len);
+	}
+	if (j->res.err.len)
+		mk_print(2, j->res.err.data, j->res.err.len);
+	job_free(j);
+	m->next = S.memo[h % MEMO_SIZE];
+	S.memo[h % MEMO_SIZE] = m;
+	if (!S.done) {
+		if (S.nseen == S.capseen) {
+			S.capseen = S.capseen ? 2 * S.capseen : 64;
+			S.seen = realloc(S.seen, S.capseen * sizeof *S.seen);
+			if (!S.seen)
+				abort();
+		}
+		S.seen[S.nseen] = (struct buf)BUF_INIT;
+		buf_add(&S.seen[S.nseen++], m->id.data, m->id.len);
+	}
+	shell_set_status(m->status);
+	r = mk_result(m->value);
+	return r;
+}
+
+void shell_stats(struct buf *b)
+{
+	buf_addf(b, " speculated=%lu spec_hits=%lu spec_misses=%lu spec_unused=%lu memo_hits=%lu",
+		 S.speculated, S.hits, S.misses, S.unused, S.memo_hits);
+}

@@ -1,0 +1,129 @@
+/* The async-shell record codec: record.h documents the format. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "proto.h"
+#include "record.h"
+#include "store.h"
+
+static const char record_magic[8] = "ACRECORD";
+
+void cmdid_put(struct buf *out, const char *shell, char *const *flags,
+	       const char *cwd, const char *command)
+{
+	put_str(out, shell);
+	put_strv(out, flags);
+	put_str(out, cwd);
+	put_str(out, command);
+}
+
+void cmdid_release(struct cmdid *id)
+{
+	free(id->shell);
+	strv_free(id->flags);
+	free(id->cwd);
+	free(id->command);
+	memset(id, 0, sizeof *id);
+}
+
+int cmdid_get(const void *p, size_t n, struct cmdid *id)
+{
+	struct reader r;
+
+	reader_init(&r, p, n);
+	id->shell = get_str(&r);
+	id->flags = get_strv(&r);
+	id->cwd = get_str(&r);
+	id->command = get_str(&r);
+	if (r.failed || r.left || !id->shell || !id->flags || !id->cwd || !id->command) {
+		cmdid_release(id);
+		return -1;
+	}
+	return 0;
+}
+
+void record_encode(struct buf *out, const char *key, const struct buf *ids, size_t count)
+{
+	size_t start = out->len;
+	uint64_t sum;
+
+	buf_add(out, record_magic, sizeof record_magic);
+	put_u32(out, RECORD_VERSION);
+	put_str(out, key);
+	put_u32(out, (uint32_t)count);
+	for (size_t i = 0; i < count; i++)
+		put_bytes(out, ids[i].data, ids[i].len);
+	sum = store_hash(out->data + start, out->len - start, STORE_HASH_INIT);
+	buf_add(out, &sum, sizeof sum);
+}
+
+void record_free(struct buf *ids, size_t count)
+{
+	for (size_t i = 0; i < count; i++)
+		buf_release(&ids[i]);
+	free(ids);
+}
+
+int record_decode(const void *p, size_t n, const char *key, struct buf **ids,
+		  size_t *count, const char **why)
+{
+	struct reader r;
+	uint64_t sum;
+	uint32_t cnt;
+	char *k;
+	struct buf *v;
+
+	*ids = NULL;
+	*count = 0;
+	if (n < sizeof record_magic + sizeof sum || memcmp(p, record_magic, sizeof record_magic)) {
+		*why = "not a record";
+		return -1;
+	}
+	n -= sizeof sum;
+	memcpy(&sum, (const unsigned char *)p + n, sizeof sum);
+	if (store_hash(p, n, STORE_HASH_INIT) != sum) {
+		*why = "checksum mismatch (truncated or corrupt)";
+		return -1;
+	}
+	reader_init(&r, (const unsigned char *)p + sizeof record_magic, n - sizeof record_magic);
+	if (get_u32(&r) != RECORD_VERSION || r.failed) {
+		*why = "another version";
+		return -1;
+	}
+	k = get_str(&r);
+	if (!k || (key && strcmp(k, key))) {
+		*why = k ? "recorded for another key" : "malformed key";
+		free(k);
+		return -1;
+	}
+	free(k);
+	cnt = get_u32(&r);
+	if (r.failed || cnt > RECORD_MAX_ENTRIES) {
+		*why = "malformed count";
+		return -1;
+	}
+	v = calloc(cnt ? cnt : 1, sizeof *v);
+	if (!v)
+		abort();
+	for (uint32_t i = 0; i < cnt; i++) {
+		size_t len;
+		const void *b = get_bytes(&r, &len);
+		struct cmdid id;
+
+		if (!b || r.failed || cmdid_get(b, len, &id) < 0) {
+			record_free(v, i);
+			*why = "malformed entry";
+			return -1;
+		}
+		cmdid_release(&id);
+		buf_add(&v[i], b, len);
+	}
+	if (r.left) {
+		record_free(v, cnt);
+		*why = "trailing bytes";
+		return -1;
+	}
+	*ids = v;
+	*count = cnt;
+	return 0;
+}

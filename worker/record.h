@@ -1,0 +1,58 @@
+/*
+ * record.h - the async-shell record: which commands one make run asked for
+ * while it read its makefiles, so the next run of the same makefiles can
+ * start them ahead of need.  The file is read back from the per-user store
+ * (store.h) and is untrusted: record_decode() checks every byte, and is
+ * fuzzed (fuzz/fuzz-record.c).
+ *
+ * A command's identity ("cmdid") is everything that must be equal for one
+ * run's answer to stand for another's: shell, shell flags, directory and
+ * command text, encoded with proto.h's field primitives so that equal
+ * identities are equal bytes.
+ *
+ * File layout (native byte order, like the protocol; a record written on
+ * another machine is simply not recognised):
+ *   8 bytes  "ACRECORD"
+ *   u32      RECORD_VERSION
+ *   str      the run key (which makefiles, goals, variables: see shell.c)
+ *   u32      count (<= RECORD_MAX_ENTRIES)
+ *   count x  bytes: one cmdid
+ *   u64      FNV-1a 64 of every byte before it
+ */
+#ifndef ASYNC_RECORD_H
+#define ASYNC_RECORD_H
+
+#include <stddef.h>
+
+#include "buf.h"
+
+#define RECORD_VERSION 1
+#define RECORD_MAX_ENTRIES 65536
+
+struct cmdid {
+	char *shell;
+	char **flags;   /* NULL-terminated */
+	char *cwd;
+	char *command;
+};
+
+/* Append the identity's encoding to out. */
+void cmdid_put(struct buf *out, const char *shell, char *const *flags,
+	       const char *cwd, const char *command);
+/* Decode one identity (fields malloc'd).  0, or -1 if malformed. */
+int cmdid_get(const void *p, size_t n, struct cmdid *id);
+void cmdid_release(struct cmdid *id);
+
+/* Encode a record of `count` identities. */
+void record_encode(struct buf *out, const char *key, const struct buf *ids, size_t count);
+/*
+ * Decode a record.  With key != NULL, a record for another key is
+ * refused.  On success *ids is a malloc'd array of *count buffers (each a
+ * well-formed cmdid; free with record_free) and 0 is returned; otherwise
+ * -1 with a one-line reason in *why (static storage).
+ */
+int record_decode(const void *p, size_t n, const char *key, struct buf **ids,
+		  size_t *count, const char **why);
+void record_free(struct buf *ids, size_t count);
+
+#endif

@@ -1,0 +1,199 @@
+/*
+ * The per-user store: where it is, whether it can be trusted, and atomic
+ * whole-file reads and writes inside it.  store.h explains the rules.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <pwd.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "store.h"
+
+uint64_t store_hash(const void *p, size_t n, uint64_t h)
+{
+	const unsigned char *c = p;
+
+	while (n--)
+		h = (h ^ *c++) * 1099511628211ull;
+	return h;
+}
+
+/* A directory of ours: our owner, and nobody else may write to it. */
+static int store_trusted(const struct stat *st, mode_t forbidden)
+{
+	return st->st_uid == geteuid() && !(st->st_mode & forbidden);
+}
+
+/* The effective user's home from the passwd database, or NULL. */
+static const char *store_pw_home(void)
+{
+	struct passwd *pw = getpwuid(geteuid());
+
+	return pw && pw->pw_dir && pw->pw_dir[0] == '/' ? pw->pw_dir : NULL;
+}
+
+/* path exists and belongs to another user: not a place for our files */
+static int store_foreign(const char *path)
+{
+	struct stat st;
+
+	return stat(path, &st) == 0 && st.st_uid != geteuid();
+}
+
+char *store_path(const char *dir, struct buf *why)
+{
+	const char *xdg = getenv("XDG_CACHE_HOME"), *home = getenv("HOME");
+	struct buf p = BUF_INIT;
+
+	if (dir && *dir)
+		return strdup(dir);
+	if (xdg && xdg[0] == '/' && !store_foreign(xdg)) {
+		buf_addf(&p, "%s/asynccompile", xdg);
+		return buf_detach(&p, NULL);
+	}
+	/* sudo may keep the invoking user's HOME: that tree is not ours */
+	if (!home || home[0] != '/' || store_foreign(home))
+		home = store_pw_home();
+	if (!home || store_foreign(home)) {
+		buf_addstr(why, "no home directory of this user to keep a cache in");
+		return NULL;
+	}
+	buf_addf(&p, "%s/.cache/asynccompile", strcmp(home, "/") ? home : "");
+	return buf_detach(&p, NULL);
+}
+
+/* mkdir -p with 0700 for what is missing. */
+static int store_mkdirs(char *path)
+{
+	for (char *s = strchr(path + 1, '/');; s = strchr(s + 1, '/')) {
+		if (s)
+			*s = 0;
+		int r = mkdir(path, 0700);
+		int e = errno;
+		if (s)
+			*s = '/';
+		if (r < 0 && e != EEXIST) {
+			errno = e;
+			return -1;
+		}
+		if (!s)
+			return 0;
+	}
+}
+
+int store_open(const char *dir, struct buf *why)
+{
+	char *path = store_path(dir, why), *slash;
+	struct stat st;
+	int fd;
+
+	if (!path)
+		return -1;
+	if (path[0] == '/' && store_mkdirs(path) < 0) {
+		buf_addf(why, "%s: cannot create: %s", path, strerror(errno));
+		free(path);
+		return -1;
+	}
+	if (path[0] != '/' && mkdir(path, 0700) < 0 && errno != EEXIST) {
+		buf_addf(why, "%s: cannot create: %s", path, strerror(errno));
+		free(path);
+		return -1;
+	}
+	fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0 || fstat(fd, &st) < 0) {
+		buf_addf(why, "%s: %s", path, strerror(errno));
+		goto fail;
+	}
+	if (!store_trusted(&st, 022)) {
+		buf_addf(why, "%s: refused: %s", path, st.st_uid != geteuid()
+			 ? "owned by another user" : "group or others may write to it");
+		goto fail;
+	}
+	/* whoever may write the parent may swap our directory for theirs */
+	slash = strrchr(path, '/');
+	if (slash && slash != path) {
+		*slash = 0;
+		if (stat(path, &st) == 0 && (st.st_mode & 002) && !(st.st_mode & S_ISVTX)) {
+			buf_addf(why, "%s: refused: others may write to it", path);
+			goto fail;
+		}
+	}
+	free(path);
+	return fd;
+fail:
+	if (fd >= 0)
+		close(fd);
+	free(path);
+	return -1;
+}
+
+int store_read(int dirfd, const char *name, struct buf *out, struct buf *why)
+{
+	struct stat st;
+	int fd = openat(dirfd, name, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
+	int r = -1;
+
+	if (fd < 0) {
+		buf_addf(why, "%s: %s", name, strerror(errno));
+		return -1;
+	}
+	if (fstat(fd, &st) < 0)
+		buf_addf(why, "%s: %s", name, strerror(errno));
+	else if (!S_ISREG(st.st_mode))
+		buf_addf(why, "%s: refused: not a regular file", name);
+	else if (!store_trusted(&st, 022))
+		buf_addf(why, "%s: refused: %s", name, st.st_uid != geteuid()
+			 ? "owned by another user" : "group or others may write to it");
+	else if ((size_t)st.st_size > STORE_MAX_FILE)
+		buf_addf(why, "%s: refused: larger than %zu bytes", name, STORE_MAX_FILE);
+	else if (buf_read_fd(out, fd, out->len + STORE_MAX_FILE + 1) < 0)
+		buf_addf(why, "%s: %s", name, strerror(errno));
+	else
+		r = 0;
+	close(fd);
+	return r;
+}
+
+int store_write(int dirfd, const char *name, const void *p, size_t n, struct buf *why)
+{
+	static unsigned seq;
+	char tmp[64];
+	const char *c = p;
+	int fd, e;
+
+	snprintf(tmp, sizeof tmp, ".tmp.%ld.%u", (long)getpid(), seq++);
+	fd = openat(dirfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
+	if (fd < 0) {
+		buf_addf(why, "%s: %s", name, strerror(errno));
+		return -1;
+	}
+	while (n) {
+		ssize_t w = write(fd, c, n);
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0)
+			goto fail;
+		c += w;
+		n -= (size_t)w;
+	}
+	if (close(fd) < 0) {
+		fd = -1;
+		goto fail;
+	}
+	if (renameat(dirfd, tmp, dirfd, name) < 0) {
+		fd = -1;
+		goto fail;
+	}
+	return 0;
+fail:
+	e = errno ? errno : EIO;
+	if (fd >= 0)
+		close(fd);
+	unlinkat(dirfd, tmp, 0);
+	buf_addf(why, "%s: %s", name, strerror(e));
+	return -1;
+}

@@ -1,0 +1,60 @@
+/*
+ * store.h - the per-user directory that holds what one make run leaves for
+ * the next (the async-shell record).  Whatever is read from it makes the
+ * plugin run commands, so it is a security boundary, guarded the way
+ * ccache guards its directory:
+ *
+ *  - it lives in $XDG_CACHE_HOME/asynccompile, else ~/.cache/asynccompile,
+ *    or the config's cache_dir; never in the source tree;
+ *  - a directory it creates is created 0700;
+ *  - a store directory or file that another user owns, or that group or
+ *    others may write, is refused and has no effect at all;
+ *  - under sudo with the invoking user's HOME kept, the user's cache
+ *    directory is not ours: the passwd entry's home of the effective user
+ *    is used instead, so root never writes into the user's tree;
+ *  - files are written to a temporary name and renamed into place, so a
+ *    reader sees a whole old file or a whole new one;
+ *  - every byte read back is untrusted: the callers' decoders check it.
+ *
+ * All paths are resolved once, in store_open(), to a directory descriptor;
+ * the other calls work relative to it (openat), so a directory renamed or
+ * replaced by a symlink afterwards is not followed.  Nothing here prints:
+ * every failure is returned with a one-line reason for a debug message.
+ * Not thread-safe; make's thread only (the worker's --cache commands too).
+ */
+#ifndef ASYNC_STORE_H
+#define ASYNC_STORE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "buf.h"
+
+/* Largest file store_read() accepts. */
+#define STORE_MAX_FILE ((size_t)8 << 20)
+
+/*
+ * Open (creating it 0700 if needed) the store directory: `dir` if it is
+ * not empty, else the per-user default.  Returns a descriptor (O_CLOEXEC,
+ * the caller closes it), or -1 with the reason in `why`.
+ */
+int store_open(const char *dir, struct buf *why);
+/*
+ * The path store_open() would use (malloc'd), or NULL with `why` when no
+ * home directory is known.  Nothing is created or checked.
+ */
+char *store_path(const char *dir, struct buf *why);
+/*
+ * Read the regular file `name` in the store into `out` (appended).  0, or
+ * -1 with `why`: missing, not a regular file, another owner, writable by
+ * group or others, larger than STORE_MAX_FILE, or a read error.
+ */
+int store_read(int dirfd, const char *name, struct buf *out, struct buf *why);
+/* Replace `name` atomically with n bytes.  0, or -1 with `why`. */
+int store_write(int dirfd, const char *name, const void *p, size_t n, struct buf *why);
+
+/* 64-bit FNV-1a, for file names derived from keys (the files hold the keys). */
+uint64_t store_hash(const void *p, size_t n, uint64_t h);
+#define STORE_HASH_INIT 14695981039346656037ull
+
+#endif
