@@ -248,6 +248,22 @@ static void shell_set_status(int status)
 	mk_eval(line);
 }
 
+/* make before 4.4, whose $(shell) treats status 127 as a failed exec */
+static int shell_make_43(void)
+{
+	static int old = -1;
+
+	if (old < 0) {
+		char *v = mk_expand("$(MAKE_VERSION)");
+		int major = 0, minor = 0;
+
+		sscanf(v, "%d.%d", &major, &minor);
+		old = major < 4 || (major == 4 && minor < 4);
+		free(v);
+	}
+	return old;
+}
+
 static struct job *shell_take_spec(const struct buf *id, uint64_t h)
 {
 	for (size_t i = 0; i < S.nspec; i++) {
@@ -305,11 +321,11 @@ char *shell_func(const char *nm, unsigned int argc, char **argv)
 	m->h = h;
 	m->status = j->res.status;
 	/*
-	 * make's $(shell) takes 127 from a shell that exited normally for a
-	 * failed exec: what the command printed goes to stderr and the result
-	 * is empty.
+	 * make 4.3's $(shell) takes 127 from a shell that exited normally for
+	 * a failed exec: what the command printed goes to stderr and the
+	 * result is empty (4.4 dropped that).
 	 */
-	if (m->status == 127) {
+	if (m->status == 127 && !(j->res.flags & RES_CANCELLED) && shell_make_43()) {
 		if (j->res.out.len)
 			mk_print(2, j->res.out.data, j->res.out.len);
 		m->value = strdup("");

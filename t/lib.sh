@@ -20,6 +20,7 @@ TEST_HELPERDIR=${TEST_HELPERDIR:-$TEST_ROOT/t/helpers}
 export ASYNC_PLUGIN TEST_HELPERDIR
 [ -n "${ASYNC_COMPILE_WORKER:-}" ] && export ASYNC_COMPILE_WORKER
 unset MAKEFLAGS MFLAGS MAKELEVEL ASYNC_COMPILE_CONFIG
+unset ASYNC_COMPILE_SPECULATE ASYNC_COMPILE_DEBUG
 
 test_count=0
 test_failed=0
@@ -29,6 +30,9 @@ test_cleanup() {
 	[ -n "${TEST_KEEP:-}" ] || rm -rf "$TRASH"
 }
 cd "$TRASH" || exit 1
+# async-shell's records go to a store of the test's own, never the user's
+XDG_CACHE_HOME=$TRASH/.cache
+export XDG_CACHE_HOME
 
 # Write a config the make-level tests share, so the suite can be run once
 # per start method.

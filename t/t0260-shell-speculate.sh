@@ -1,0 +1,230 @@
+#!/bin/sh
+# async-shell speculation: the record of one run's commands, the next
+# run's hits, misses and unused jobs, and the store's guards.
+. "$(dirname "$0")/lib.sh"
+
+M=1260.$$
+store=$XDG_CACHE_HOME/asynccompile
+
+stat_of() { # key: the value of key= in ./out's stats line
+	sed -n "s/.* $1=\([0-9]*\).*/\1/p" out | tail -n1
+}
+stats_are() { # "speculated hits misses unused memo"
+	expect_eq "$1" "$(stat_of speculated) $(stat_of spec_hits) $(stat_of spec_misses) $(stat_of spec_unused) $(stat_of memo_hits)" \
+		"speculated spec_hits spec_misses spec_unused memo_hits"
+}
+
+write_mk Makefile <<'EOF2'
+load @PLUGIN@
+A := $(async-shell echo a-$(V))
+B := $(async-shell echo b; exit 3)
+BS := $(.SHELLSTATUS)
+C := $(async-shell echo c $(A))
+$(info result: [$(A)] [$(B)] $(BS) [$(C)])
+all: ; @echo $(async-stats)
+EOF2
+V=1 run_make
+ok "first run: make succeeds" expect_make_ok
+ok "first run: answers" expect_grep '^result: \[a-1\] \[b\] 3 \[c a-1\]$' out
+ok "first run: nothing speculated, three misses" stats_are "0 0 3 0 0"
+ok "first run: one record, 0600, in a 0700 store" \
+	sh -c '[ "$(ls "$0" | grep -c "^rec-")" = 1 ] &&
+	       [ "$(stat -c %a "$0")" = 700 ] && [ "$(stat -c %a "$0"/rec-*)" = 600 ]' "$store"
+
+V=1 run_make
+ok "second run: make succeeds" expect_make_ok
+ok "second run: the same answers" expect_grep '^result: \[a-1\] \[b\] 3 \[c a-1\]$' out
+ok "second run: three speculated, three hits" stats_are "3 3 0 0 0"
+
+# V comes from the environment (not the command line, which is part of the
+# record's key): the same makefiles now ask for other commands.
+V=2 run_make
+ok "changed commands: make succeeds" expect_make_ok
+ok "changed commands: the answers of the new commands" expect_grep '^result: \[a-2\] \[b\] 3 \[c a-2\]$' out
+ok "changed commands: two misses, two unused" stats_are "3 1 2 2 0"
+V=2 run_make
+ok "after a change: the new record hits" stats_are "3 3 0 0 0"
+
+rm -f "$store"/rec-*
+V=2 run_make
+ok "deleted record: a first run" stats_are "0 0 3 0 0"
+ok "deleted record: the answers" expect_grep '^result: \[a-2\] \[b\] 3 \[c a-2\]$' out
+
+# Damaged records are ignored: every byte flipped in turn in a small copy
+# would be slow, so a few kinds of damage.
+rec=$(ls "$store"/rec-*)
+cp "$rec" good
+for damage in truncate flip-key flip-tail empty garbage; do
+	cp good "$rec"
+	case $damage in
+	truncate) head -c 40 good >"$rec" ;;
+	flip-key) printf 'Z' | dd of="$rec" bs=1 seek=20 conv=notrunc 2>/dev/null ;;
+	flip-tail) printf 'Z' | dd of="$rec" bs=1 seek=$(($(wc -c <good) - 3)) conv=notrunc 2>/dev/null ;;
+	empty) : >"$rec" ;;
+	garbage) head -c 3000 /dev/urandom >"$rec" ;;
+	esac
+	V=2 run_make
+	ok "$damage record: ignored, right answers" \
+		sh -c 'grep -q "^result: \[a-2\] \[b\] 3 \[c a-2\]$" out && grep -q " speculated=0 " out' 
+done
+
+# The store's guards.
+cp good "$rec"
+chmod 660 "$rec"
+V=2 run_make
+ok "group-writable record: refused" stats_are "0 0 3 0 0"
+ok "group-writable record: right answers" expect_grep '^result: \[a-2\] \[b\] 3 \[c a-2\]$' out
+cp good "$rec"; chmod 600 "$rec"; chmod 770 "$store"
+V=2 run_make
+ok "group-writable store: refused" stats_are "0 0 3 0 0"
+ok "group-writable store: the record is not rewritten" cmp good "$rec"
+chmod 700 "$store"
+if [ "$(id -u)" = 0 ] && id nobody >/dev/null 2>&1 && command -v setpriv >/dev/null; then
+	chown nobody "$store"
+	V=2 run_make
+	ok "store owned by another user: refused" stats_are "0 0 3 0 0"
+	ok "store owned by another user: right answers" expect_grep '^result: \[a-2\]' out
+	chown 0 "$store"
+	# the same store seen from nobody's side: a cache directory of
+	# nobody's own holding a store that root owns (and so may not be
+	# nobody's); nobody's HOME is root's, which is not nobody's either
+	chmod 711 "$TRASH"; chmod 755 "$MAKE_UT"
+	mkdir -p nb/cache/asynccompile && chmod 777 nb && cp Makefile nb/
+	cp good nb/cache/asynccompile/
+	chmod 755 nb/cache/asynccompile; chown nobody nb/cache
+	(cd nb && V=2 timeout 60 setpriv --reuid=nobody --regid=nogroup --clear-groups \
+		env XDG_CACHE_HOME="$TRASH/nb/cache" ASYNC_COMPILE_DEBUG=1 "$MAKE_UT" >../out 2>../err)
+	ok "nobody refuses a store root owns" expect_grep 'refused: owned by another user' err
+	ok "nobody: right answers, nothing speculated" \
+		sh -c 'grep -q "^result: \[a-2\]" out && grep -q " speculated=0 " out'
+	ok "nobody wrote nothing into root's stores" \
+		sh -c '[ -z "$(find "$0" nb/cache/asynccompile ! -user 0)" ]' "$store"
+	chmod 700 "$TRASH"
+else
+	for i in 1 2 3 4 5; do skip "store ownership: needs root, the user nobody and setpriv"; done
+fi
+printf 'cache_dir: %s/afile/store\n' "$TRASH" >nostore.yaml
+: >afile
+ASYNC_COMPILE_CONFIG=$TRASH/nostore.yaml V=2 run_make
+ok "a store that cannot be created: make succeeds" expect_make_ok
+ok "a store that cannot be created: right answers, no speculation" \
+	sh -c 'grep -q "^result: \[a-2\] \[b\] 3 \[c a-2\]$" out && grep -q " speculated=0 " out'
+ok "a store that cannot be created: silent" expect_eq "" "$(cat err)"
+ASYNC_COMPILE_CONFIG=$TRASH/nostore.yaml ASYNC_COMPILE_DEBUG=1 V=2 run_make
+ok "a store that cannot be created: ASYNC_COMPILE_DEBUG says why" expect_grep 'async-shell: no store' err
+
+V=2 ASYNC_COMPILE_SPECULATE=0 run_make
+ok "ASYNC_COMPILE_SPECULATE=0: nothing speculated" stats_are "0 0 3 0 0"
+{ [ -n "${TEST_START_METHOD:-}" ] && echo "start_method: $TEST_START_METHOD"; echo "speculate: false"; } >nospec.yaml
+ASYNC_COMPILE_CONFIG=$TRASH/nospec.yaml V=2 run_make
+ok "speculate: false: nothing speculated" stats_are "0 0 3 0 0"
+
+# Speculation nobody asks for is cancelled once the makefiles are read,
+# before recipes run, and its token comes back: a jobserver of our own
+# with three token bytes.
+write_mk Makefile <<EOF2
+load @PLUGIN@
+ifeq (\$(ASK),1)
+S := \$(async-shell test -e quick || sleep $M; echo slow)
+endif
+F := \$(async-shell echo fast)
+all:
+	@i=0; while pgrep -f '^sleep $M\$\$' >/dev/null; do i=\$\$((i+1)); [ \$\$i -gt 100 ] && { echo STILL; exit 0; }; sleep 0.05; done; echo GONE
+	@echo \$(async-stats)
+EOF2
+: >quick
+ASK=1 run_make
+ok "recording a slow command" expect_grep 'spec_misses=2' out
+rm quick
+"$TEST_HELPERDIR/jsbox.py" pipe abc -- "$MAKE_UT" >out 2>err; rc=$?
+ok "unused speculation: make succeeds" expect_eq 0 "$rc" "exit status"
+ok "unused speculation: counted" stats_are "2 1 0 1 0"
+ok "unused speculation: killed before the recipe ran" expect_grep '^GONE$' out
+ok "unused speculation: the same token bytes come back" expect_grep '^tokens:abc$' out
+ok "unused speculation: no token message" expect_no_grep INTERNAL err
+ok "unused speculation: nothing left" none_left "$M"
+
+# Memoized within one make process: a recursive variable expanded three
+# times runs its command once.
+write_mk Makefile <<'EOF2'
+load @PLUGIN@
+X = $(async-shell echo run >>runs; echo x)
+$(info $(X) $(X) $(X))
+all: ; @echo $(async-stats)
+EOF2
+run_make
+ok "memo: one run for three expansions" expect_eq 1 "$(wc -l <runs)" "runs"
+ok "memo: two memo hits" expect_eq 2 "$(stat_of memo_hits)" "memo_hits"
+ok "memo: the answer each time" expect_grep '^x x x$' out
+
+# Kbuild-style sub-makes: one makefile, obj= on the command line; each
+# sub-make keeps its own record.
+write_mk sub.mk <<'EOF2'
+load @PLUGIN@
+R := $(async-shell echo in-$(obj))
+all: ; @echo "$(obj): [$(R)] $(async-stats)"
+EOF2
+cat >Makefile <<'EOF2'
+all: ; @$(MAKE) -s -f sub.mk obj=a; $(MAKE) -s -f sub.mk obj=b
+EOF2
+rm -f "$store"/rec-*
+run_make -j2
+ok "sub-makes: first run answers" sh -c 'grep -q "^a: \[in-a\] .* spec_misses=1 " out && grep -q "^b: \[in-b\] .* spec_misses=1 " out'
+run_make -j2
+ok "sub-makes: each has its own record" \
+	sh -c 'grep -q "^a: \[in-a\] .*speculated=1 spec_hits=1 spec_misses=0 " out &&
+	       grep -q "^b: \[in-b\] .*speculated=1 spec_hits=1 spec_misses=0 " out' 
+ok "sub-makes: two records" expect_eq 2 "$(ls "$store" | grep -c '^rec-')" "records"
+
+# Two makes at once in one directory, with different goals: each writes
+# its own record whole, and each hits on the next run.
+rm -f "$store"/rec-*
+write_mk Makefile <<'EOF2'
+load @PLUGIN@
+R := $(async-shell echo goal-$(MAKECMDGOALS))
+one two: ; @echo "$@: [$(R)] $(async-stats)"
+EOF2
+for round in 1 2; do
+	"$MAKE_UT" one >out.one 2>err.one &
+	p1=$!
+	"$MAKE_UT" two >out.two 2>err.two &
+	p2=$!
+	wait $p1; s1=$?
+	wait $p2; s2=$?
+	ok "two makes at once, round $round: both succeed" expect_eq "0 0" "$s1 $s2"
+	ok "two makes at once, round $round: right answers" \
+		sh -c 'grep -q "^one: \[goal-one\]" out.one && grep -q "^two: \[goal-two\]" out.two'
+done
+ok "two makes at once: the second round hit" \
+	sh -c 'grep -q "spec_hits=1 " out.one && grep -q "spec_hits=1 " out.two'
+
+# -n, -q and -s: async-shell runs where $(shell) runs, as $(shell) does.
+write_mk Makefile <<'EOF2'
+load @PLUGIN@
+P := $(async-shell echo parse >>ran; echo p)
+all: ; @echo recipe $(P) $(async-shell echo recipe >>ran; echo r)
+EOF2
+for flag in -n -q -s; do
+	rm -f ran
+	run_make $flag
+	cp ran ran.async 2>/dev/null || : >ran.async
+	cp out out.async
+	rm -f ran
+	sed 's/async-shell/shell/g' Makefile >Makefile.plain
+	run_make $flag -f Makefile.plain
+	ok "$flag: the same commands run as with \$(shell)" expect_eq "$(cat ran)" "$(cat ran.async)"
+	ok "$flag: the same output as with \$(shell)" expect_eq "$(cat out)" "$(cat out.async)"
+done
+
+# The trace marks speculated jobs.
+write_mk Makefile <<'EOF2'
+load @PLUGIN@
+R := $(async-shell echo traced)
+all: ; @:
+EOF2
+{ cat "$ASYNC_COMPILE_CONFIG" 2>/dev/null; echo "trace: $TRASH/trace.json"; } >trace.yaml
+ASYNC_COMPILE_CONFIG=$TRASH/trace.yaml run_make
+ASYNC_COMPILE_CONFIG=$TRASH/trace.yaml run_make
+ok "trace: the speculated job is marked" expect_grep '"cat":"speculated"' trace.json
+
+done_testing
