@@ -93,7 +93,7 @@ check-asan:
 
 check-valgrind: test-build
 	@set -e; for u in $(UNIT); do \
-		case $$u in *proto*|*config*|*frame*) \
+		case $$u in *proto*|*config*|*frame*|*record*) \
 		echo "# valgrind $$u"; \
 		valgrind -q --error-exitcode=99 --leak-check=full --errors-for-leak-kinds=definite,indirect ./$$u >/dev/null;; \
 		esac; done; echo "valgrind: protocol and config unit tests clean"

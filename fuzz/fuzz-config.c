@@ -28,7 +28,8 @@ static int fuzz_same(const struct config *a, const struct config *b)
 		a->kill_grace_ms == b->kill_grace_ms && a->retries == b->retries &&
 		fuzz_vec_equal(a->launcher, b->launcher) && fuzz_vec_equal(a->env, b->env) &&
 		a->echo == b->echo && a->progress == b->progress &&
-		!strcmp(a->trace, b->trace) && a->max_output == b->max_output;
+		!strcmp(a->trace, b->trace) && a->max_output == b->max_output &&
+		a->speculate == b->speculate && !strcmp(a->cache_dir, b->cache_dir);
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
