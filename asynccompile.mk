@@ -202,4 +202,39 @@ as-instr-result = $(if $(call acp-passed,as,$1),$(strip $2),$(strip $3))
 as-option-result = $(if $(call acp-passed,asopt,$1),$(strip $1),$(strip $2))
 ld-option-result = $(if $(call acp-passed,ld,$1),$(strip $1),$(strip $2))
 
+# ---- Kbuild's own macros, as drop-ins ----
+#
+# try-run, cc-option, cc-option-yn, cc-disable-warning, as-option,
+# as-instr and ld-option, with Kbuild's names, arguments, commands and
+# results, one probe at a time inline, as Kbuild's makefiles call them:
+#
+#     cflags-y += $(call cc-option,-march=winchip-c6,-march=i586)
+#
+# With the plugin loaded they run through $(async-shell), so the next run
+# of the same makefiles starts every probe ahead of need (README:
+# "$(async-shell COMMAND)"); without it, through $(shell).  Each is
+# defined only if the makefile has not defined it before the include.
+# The flags added are Kbuild's: KBUILD_CPPFLAGS and KBUILD_CFLAGS (cc),
+# KBUILD_AFLAGS (as, plus CLANG_FLAGS for as-instr), KBUILD_LDFLAGS (ld),
+# where the makefile defines them; the scratch directory is $(TMPOUT), or
+# .tmp_$$$$ (one per probe shell) without it.
+
+acp-var = $(if $(filter undefined,$(origin $1)),,$($1))
+acp-tmpout = $(if $(filter undefined,$(origin TMPOUT)),.tmp_$$$$,$(TMPOUT))
+acp-shell = $(if $(acp-plugin),$(async-shell $1),$(shell $1))
+
+try-run ?= $(call acp-shell,set -e; TMP=$(acp-tmpout)/tmp; \
+	trap "rm -rf $(acp-tmpout)" EXIT; mkdir -p $(acp-tmpout); \
+	if ($(1)) >/dev/null 2>&1; then echo "$(2)"; else echo "$(3)"; fi)
+as-option ?= $(call try-run,$(CC) -Werror $(call acp-var,KBUILD_CPPFLAGS) \
+	$(call acp-var,KBUILD_AFLAGS) $(1) -c -x assembler-with-cpp /dev/null -o "$$TMP",$(1),$(2))
+as-instr ?= $(call try-run,printf "%b\n" "$(1)" | $(CC) -Werror $(call acp-var,CLANG_FLAGS) \
+	$(call acp-var,KBUILD_AFLAGS) -Wa$(acp-comma)--fatal-warnings -c -x assembler-with-cpp \
+	-o "$$TMP" -,$(2),$(3))
+__cc-option ?= $(call try-run,$(1) -Werror $(2) $(3:-Wno-%=-W%) -c -x c /dev/null -o "$$TMP",$(3),$(4))
+cc-option ?= $(call __cc-option,$(CC),$(call acp-var,KBUILD_CPPFLAGS) $(call acp-var,KBUILD_CFLAGS),$(1),$(2))
+cc-option-yn ?= $(if $(call cc-option,$1),y,n)
+cc-disable-warning ?= $(if $(call cc-option,-W$(strip $1)),-Wno-$(strip $1))
+ld-option ?= $(call try-run,$(LD) $(call acp-var,KBUILD_LDFLAGS) $(1) -v,$(1),$(2),$(3))
+
 endif
