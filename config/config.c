@@ -41,6 +41,9 @@ void config_defaults(struct config *c)
 	c->trace = cfg_strdup("");
 	c->max_output = (int64_t)16 << 20;
 	c->speculate = 1;
+	c->cache = 0;
+	c->cache_max_age_ms = (int64_t)7 * 86400000;
+	c->cache_content = 0;
 	c->cache_dir = cfg_strdup("");
 	c->source = cfg_strdup("built-in defaults");
 }

@@ -26,6 +26,9 @@
  *   trace: string                          ("" = no trace)
  *   max_output: size                       (1KiB .. 256MiB)
  *   speculate: true | false
+ *   cache: true | false
+ *   cache_max_age: age                     (a duration that may use d; 1s .. 3650d)
+ *   cache_check: mtime | content
  *   cache_dir: string                      ("" = $XDG_CACHE_HOME/asynccompile
  *                                           or ~/.cache/asynccompile)
  *
@@ -60,6 +63,9 @@ struct config {
 	char *trace;              /* malloc'd; "" = none */
 	int64_t max_output;       /* bytes per stream */
 	int speculate;            /* async-shell runs last run's commands ahead */
+	int cache;                /* keep async-shell/async-try answers between runs */
+	int64_t cache_max_age_ms; /* entries older than this are misses */
+	int cache_content;        /* identify programs by content, not mtime+size */
 	char *cache_dir;          /* malloc'd; "" = the per-user default */
 	char *source;             /* malloc'd: file it came from, or "built-in defaults" */
 };

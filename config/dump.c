@@ -89,10 +89,11 @@ static void dump_quoted(struct buf *out, const char *str)
 }
 
 /* The largest unit that represents the value exactly. */
-static void dump_duration(struct buf *out, const char *key, int64_t ms)
+/* days only where the key accepts them (cache_max_age) */
+static void dump_duration(struct buf *out, const char *key, int64_t ms, int days)
 {
 	static const struct { int64_t ms; const char *unit; } units[] = {
-		{ 3600000, "h" }, { 60000, "m" }, { 1000, "s" },
+		{ 86400000, "d" }, { 3600000, "h" }, { 60000, "m" }, { 1000, "s" },
 	};
 
 	buf_addf(out, "%s: ", key);
@@ -100,7 +101,7 @@ static void dump_duration(struct buf *out, const char *key, int64_t ms)
 		buf_addstr(out, "0\n");
 		return;
 	}
-	for (size_t i = 0; i < sizeof(units) / sizeof(units[0]); i++)
+	for (size_t i = days ? 0 : 1; i < sizeof(units) / sizeof(units[0]); i++)
 		if (ms % units[i].ms == 0) {
 			buf_addf(out, "%" PRId64 "%s\n", ms / units[i].ms, units[i].unit);
 			return;
@@ -147,8 +148,8 @@ void config_dump(const struct config *c, struct buf *out)
 		buf_addstr(out, "workers: auto\n");
 	buf_addf(out, "start_method: %s\n", config_start_method_name(c->start_method));
 	buf_addf(out, "warm: %s\n", c->warm ? "true" : "false");
-	dump_duration(out, "timeout", c->timeout_ms);
-	dump_duration(out, "kill_grace", c->kill_grace_ms);
+	dump_duration(out, "timeout", c->timeout_ms, 0);
+	dump_duration(out, "kill_grace", c->kill_grace_ms, 0);
 	buf_addf(out, "retries: %d\n", c->retries);
 
 	buf_addstr(out, "launcher: [");
@@ -185,4 +186,7 @@ void config_dump(const struct config *c, struct buf *out)
 	buf_addstr(out, "cache_dir: ");
 	dump_quoted(out, c->cache_dir ? c->cache_dir : "");
 	buf_addch(out, '\n');
+	buf_addf(out, "cache: %s\n", c->cache ? "true" : "false");
+	dump_duration(out, "cache_max_age", c->cache_max_age_ms, 1);
+	buf_addf(out, "cache_check: %s\n", c->cache_content ? "content" : "mtime");
 }

@@ -183,6 +183,11 @@ static const struct cfg_unit cfg_duration_units[] = {
 	{ NULL, 0 },
 };
 
+static const struct cfg_unit cfg_age_units[] = {
+	{ "", 1000 }, { "ms", 1 }, { "s", 1000 }, { "m", 60000 }, { "h", 3600000 },
+	{ "d", 86400000 }, { NULL, 0 },
+};
+
 static const struct cfg_unit cfg_size_units[] = {
 	{ "", 1 }, { "B", 1 },
 	{ "K", 1 << 10 }, { "KB", 1 << 10 }, { "KiB", 1 << 10 },
@@ -312,6 +317,27 @@ static int cfg_speculate(struct cfg_ctx *x, const struct cfg_key *k,
 	return 0;
 }
 
+static int cfg_cache(struct cfg_ctx *x, const struct cfg_key *k,
+		     yaml_node_t *val, struct config *c)
+{
+	int b = val->type == YAML_SCALAR_NODE ? cfg_bool(val) : -1;
+
+	if (b < 0)
+		return cfg_bad(x, k, val);
+	c->cache = b;
+	return 0;
+}
+
+static int cfg_cache_check(struct cfg_ctx *x, const struct cfg_key *k,
+			   yaml_node_t *val, struct config *c)
+{
+	if (val->type == YAML_SCALAR_NODE && (cfg_word(val, "mtime") || cfg_word(val, "content"))) {
+		c->cache_content = cfg_word(val, "content");
+		return 0;
+	}
+	return cfg_bad(x, k, val);
+}
+
 static int cfg_echo(struct cfg_ctx *x, const struct cfg_key *k,
 		    yaml_node_t *val, struct config *c)
 {
@@ -357,6 +383,19 @@ static int cfg_duration(struct cfg_ctx *x, const struct cfg_key *k,
 	if (v > (uint64_t)CONFIG_MAX_DURATION_MS)
 		return cfg_range(x, k, val, "0..24h");
 	*out = (int64_t)v;
+	return 0;
+}
+
+static int cfg_cache_max_age(struct cfg_ctx *x, const struct cfg_key *k,
+			     yaml_node_t *val, struct config *c)
+{
+	uint64_t v;
+
+	if (val->type != YAML_SCALAR_NODE || cfg_number(val, cfg_age_units, &v))
+		return cfg_bad(x, k, val);
+	if (v < 1000 || v > (uint64_t)3650 * 86400000)
+		return cfg_range(x, k, val, "1s..3650d");
+	c->cache_max_age_ms = (int64_t)v;
 	return 0;
 }
 
@@ -571,6 +610,9 @@ const struct cfg_key cfg_keys[] = {
 	{ "max_output", "a size such as 16MiB, 512KiB or 1048576", "", cfg_max_output },
 	{ "speculate", "true or false", "", cfg_speculate },
 	{ "cache_dir", "a directory name", " (use \"\" for the default)", cfg_cache_dir },
+	{ "cache", "true or false", "", cfg_cache },
+	{ "cache_max_age", "an age such as 7d, 12h or 90m", "", cfg_cache_max_age },
+	{ "cache_check", "mtime or content", "", cfg_cache_check },
 };
 const size_t cfg_nkeys = sizeof(cfg_keys) / sizeof(cfg_keys[0]);
 _Static_assert(sizeof(cfg_keys) / sizeof(cfg_keys[0]) <= CFG_MAX_KEYS, "CFG_MAX_KEYS");

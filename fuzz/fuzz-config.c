@@ -29,7 +29,9 @@ static int fuzz_same(const struct config *a, const struct config *b)
 		fuzz_vec_equal(a->launcher, b->launcher) && fuzz_vec_equal(a->env, b->env) &&
 		a->echo == b->echo && a->progress == b->progress &&
 		!strcmp(a->trace, b->trace) && a->max_output == b->max_output &&
-		a->speculate == b->speculate && !strcmp(a->cache_dir, b->cache_dir);
+		a->speculate == b->speculate && !strcmp(a->cache_dir, b->cache_dir) &&
+		a->cache == b->cache && a->cache_max_age_ms == b->cache_max_age_ms &&
+		a->cache_content == b->cache_content;
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)

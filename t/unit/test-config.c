@@ -424,8 +424,13 @@ static void test_structure_errors(void)
 	expect_err("jobs: 4\n",
 		   "cfg.yaml:1:1: unknown key 'jobs' (valid keys: workers, start_method, warm, "
 		   "timeout, kill_grace, retries, launcher, env, echo, progress, trace, "
-		   "max_output, speculate, cache_dir)");
+		   "max_output, speculate, cache_dir, cache, cache_max_age, cache_check)");
 	expect_err("[a]: 1\n", "cfg.yaml:1:1: keys must be names, got a sequence");
+	expect_err("cache_max_age: 0\n", "cfg.yaml:1:16: cache_max_age: 0 is out of range (1s..3650d)");
+	expect_err("cache_max_age: 3651d\n",
+		   "cfg.yaml:1:16: cache_max_age: 3651d is out of range (1s..3650d)");
+	expect_err("cache_check: hash\n",
+		   "cfg.yaml:1:14: cache_check: expected mtime or content, got 'hash'");
 	expect_err("- workers\n", "cfg.yaml:1:1: top level must be a mapping of keys");
 	expect_err("just text\n", "cfg.yaml:1:1: top level must be a mapping of keys");
 	expect_err("\"\"\n", "cfg.yaml:1:1: top level must be a mapping of keys");
@@ -567,14 +572,18 @@ static void test_dump(void)
 		   "trace: \"\"\n"
 		   "max_output: 16MiB\n"
 		   "speculate: true\n"
-		   "cache_dir: \"\"\n"), "dump of the defaults, keys in contract order");
+		   "cache_dir: \"\"\n"
+		   "cache: false\n"
+		   "cache_max_age: 7d\n"
+		   "cache_check: mtime\n"), "dump of the defaults, keys in contract order");
 	config_release(&c);
 	buf_release(&out);
 
 	expect_ok("workers: 12\nstart_method: fork\nwarm: off\ntimeout: 90000ms\n"
 		  "kill_grace: 1500ms\nretries: 0\nlauncher: [ccache, \"x y\"]\n"
 		  "env: {CC: gcc, E: \"\"}\necho: true\nprogress: always\ntrace: \"t.json\"\n"
-		  "max_output: 1536\nspeculate: no\ncache_dir: /tmp/c\n", &c);
+		  "max_output: 1536\nspeculate: no\ncache_dir: /tmp/c\ncache: yes\n"
+		  "cache_max_age: 36h\ncache_check: content\n", &c);
 	config_dump(&c, &out);
 	ok(!strcmp((char *)out.data,
 		   "# from: cfg.yaml\n"
@@ -593,7 +602,10 @@ static void test_dump(void)
 		   "trace: \"t.json\"\n"
 		   "max_output: 1536\n"
 		   "speculate: false\n"
-		   "cache_dir: \"/tmp/c\"\n"), "dump of a full config");
+		   "cache_dir: \"/tmp/c\"\n"
+		   "cache: true\n"
+		   "cache_max_age: 36h\n"
+		   "cache_check: content\n"), "dump of a full config");
 	config_release(&c);
 	buf_release(&out);
 
@@ -601,6 +613,8 @@ static void test_dump(void)
 	round_trip("workers: 3\ntimeout: 2h\nkill_grace: 61s\nmax_output: 3KiB\n", "units");
 	round_trip("timeout: 1441s\nkill_grace: 1ms\nmax_output: 1025\n", "odd units");
 	round_trip("echo: false\nprogress: never\nwarm: no\nstart_method: spawn\n", "words");
+	round_trip("cache: on\ncache_max_age: 10d\ncache_check: content\nspeculate: off\n", "cache keys");
+	round_trip("cache_max_age: 25h\n", "an age in hours");
 	round_trip("launcher: [\"a\\\"b\", \"c\\\\d\", \"tab\\there\", \"nl\\nx\", \"\\x7f\\x01\"]\n",
 		   "escapes in launcher");
 	round_trip("env: {A: \"caf\xc3\xa9\", B: \"\\x85\\u2028\\u2029\\ufeff\\x80\\x9f\", "
