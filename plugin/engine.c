@@ -173,6 +173,7 @@ void job_free(struct job *j)
 	free(j->name);
 	free(j->command);
 	buf_release(&j->payload);
+	buf_release(&j->cache_key);
 	result_msg_release(&j->res);
 	free(j);
 }
@@ -247,7 +248,7 @@ void engine_submit(struct job *j)
 	j->queued_ns = proto_now_ns();
 	engine_table_add(j);
 	E.st.submitted++;
-	if (j->dry) {
+	if (j->dry || j->cached) {
 		j->state = JOB_DONE;
 	} else {
 		j->state = JOB_QUEUED;

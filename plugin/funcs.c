@@ -366,6 +366,10 @@ static char *funcs_queue(const char *fn, enum job_kind kind, unsigned int argc, 
 	funcs_make_shell(&shell, &flags);
 	funcs_put_job(&j->payload, shell, flags, funcs_cwd(), (char *)cmd.data,
 		      argc > 2 ? argv[2] : NULL);
+	/* build steps are ccache's business; probes' answers may be kept */
+	if (kind == JOB_TRY)
+		shell_cache_lookup(&cfg, j, shell, flags, argv[1], argc > 2 ? argv[2] : NULL,
+				   cfg.launcher);
 	strv_free(flags);
 	free(shell);
 	buf_release(&cmd);
@@ -480,6 +484,7 @@ char *funcs_wait(const char *nm, unsigned int argc, char **argv)
 	for (size_t i = 0; i < n; i++) {
 		struct job *j = jobs[i];
 
+		shell_cache_keep(j);
 		funcs_publish(j);
 		if (j->kind == JOB_COMPILE && j->res.status) {
 			if (!nfail++)

@@ -56,6 +56,19 @@ char *shell_read_func(const char *nm, unsigned int argc, char **argv);
  * speculated jobs nobody asked for, write this run's record.  Idempotent.
  */
 void shell_makefiles_read(void);
+/*
+ * The answer cache (config `cache`, worker/cache.h).  Lookup: with the
+ * cache on, compute j's key (the command as written, before the
+ * launcher, which is part of the key) and, on a hit, fill j->res and set
+ * j->cached.  Keep: store a
+ * finished job's answer under its key if it ran to completion.
+ */
+struct job;
+void shell_cache_lookup(const struct config *c, struct job *j, const char *shell, char **flags,
+			const char *command, const char *input, char **launcher);
+void shell_cache_keep(const struct job *j);
+/* atexit: end speculation, keep the cache within its bounds. */
+void shell_exit(void);
 /* Append the async-shell counters to $(async-stats). */
 void shell_stats(struct buf *b);
 

@@ -42,6 +42,8 @@ struct job {
 	enum job_slot slot;
 	unsigned char token;
 	int dry;                /* make -n inside a recipe: echoed, not run */
+	int cached;             /* answered from the cache: done, never run */
+	struct buf cache_key;   /* cache on: where its answer is to be kept */
 	int in_wait;            /* in the set make's thread is blocked on */
 	int discard;            /* cancelled: the engine frees it once it ends */
 	int64_t queued_ns, dispatched_ns, started_ns;

@@ -144,6 +144,6 @@ int asynccompile_gmk_setup(const gmk_floc *floc)
 	funcs_warm_at_load();
 	shell_load();
 	if (registered == 1)
-		atexit(shell_makefiles_read); /* runs before engine_shutdown */
+		atexit(shell_exit); /* runs before engine_shutdown */
 	return 1;
 }

@@ -21,6 +21,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "../worker/cache.h"
 #include "../worker/record.h"
 #include "../worker/store.h"
 #include "funcs.h"
@@ -47,6 +48,10 @@ static struct {
 	int done;               /* makefiles read: no more recording */
 	int debug;              /* ASYNC_COMPILE_DEBUG: say why the store is unused */
 	int store;              /* store directory, or -1 */
+	int store_tried;
+	int cache;              /* its cache/ directory, or -1 */
+	int cache_tried;
+	int cache_written;      /* this run added entries: evict at exit */
 	char *key;
 	char file[32];
 	struct buf *prev;       /* the record read at load */
@@ -57,8 +62,9 @@ static struct {
 	size_t nseen, capseen;
 	struct memo *memo[MEMO_SIZE];
 	unsigned long speculated, hits, misses, unused, memo_hits;
+	unsigned long cache_hits, cache_misses;
 	unsigned long names;
-} S = { .store = -1 };
+} S = { .store = -1, .cache = -1 };
 
 static void shell_debug(const char *what, const struct buf *why)
 {
@@ -119,6 +125,79 @@ static char *shell_run_key(void)
 	return buf_detach(&k, NULL);
 }
 
+/* The per-user store, opened once per process (or -1). */
+static int shell_store(const struct config *c)
+{
+	struct buf why = BUF_INIT;
+
+	if (!S.store_tried++) {
+		S.store = store_open(c->cache_dir, &why);
+		if (S.store < 0)
+			shell_debug("no store", &why);
+	}
+	buf_release(&why);
+	return S.store;
+}
+
+/* The cache directory when the config turns the cache on (or -1). */
+static int shell_cache(const struct config *c)
+{
+	struct buf why = BUF_INIT;
+
+	if (!c->cache || shell_store(c) < 0)
+		return -1;
+	if (!S.cache_tried++) {
+		S.cache = cache_open(S.store, &why);
+		if (S.cache < 0)
+			shell_debug("no cache", &why);
+	}
+	buf_release(&why);
+	return S.cache;
+}
+
+/* Key j, and answer it from the cache if it can be: 1 on a hit. */
+static int shell_cache_fill(const struct config *c, struct job *j, const char *shell,
+			    char **flags, const char *command, const char *input, char **launcher)
+{
+	struct cache_answer a;
+	int dir = shell_cache(c);
+
+	if (dir < 0)
+		return 0;
+	cache_key(&j->cache_key, shell, flags, funcs_cwd(), command, input, c->env, launcher,
+		  c->cache_content);
+	if (!cache_get(dir, &j->cache_key, c->cache_max_age_ms, &a))
+		return 0;
+	j->cached = 1;
+	j->res.status = a.status;
+	j->res.out = a.out;
+	j->res.err = a.err;
+	return 1;
+}
+
+void shell_cache_lookup(const struct config *c, struct job *j, const char *shell, char **flags,
+			const char *command, const char *input, char **launcher)
+{
+	if (shell_cache_fill(c, j, shell, flags, command, input, launcher))
+		S.cache_hits++;
+	else if (j->cache_key.len)
+		S.cache_misses++;
+}
+
+void shell_cache_keep(const struct job *j)
+{
+	struct buf why = BUF_INIT;
+
+	if (!j->cache_key.len || j->cached || S.cache < 0 ||
+	    !cache_cacheable(j->res.status, j->res.flags))
+		return;
+	if (cache_put(S.cache, &j->cache_key, j->res.status, &j->res.out, &j->res.err, &why) < 0)
+		shell_debug("cannot keep an answer", &why);
+	else
+		S.cache_written = 1;
+	buf_release(&why);
+}
+
 /* Read the record for this run and queue what it lists. */
 static void shell_speculate(void)
 {
@@ -128,13 +207,8 @@ static void shell_speculate(void)
 	const char *off = getenv("ASYNC_COMPILE_SPECULATE");
 	const struct config *c = funcs_config_at_load();
 
-	if (!c || !c->speculate || (off && !strcmp(off, "0")))
+	if (!c || !c->speculate || (off && !strcmp(off, "0")) || shell_store(c) < 0)
 		return;
-	S.store = store_open(c->cache_dir, &why);
-	if (S.store < 0) {
-		shell_debug("no store", &why);
-		goto out;
-	}
 	S.key = shell_run_key();
 	snprintf(S.file, sizeof S.file, "rec-%016llx",
 		 (unsigned long long)store_hash(S.key, strlen(S.key), STORE_HASH_INIT));
@@ -161,8 +235,14 @@ static void shell_speculate(void)
 		buf_add(&s->id, S.prev[i].data, S.prev[i].len);
 		s->h = store_hash(s->id.data, s->id.len, STORE_HASH_INIT);
 		s->job = shell_new_job(JOB_SPEC, &id);
-		engine_submit(s->job);
-		S.speculated++;
+		/* an answer the cache holds needs no job */
+		if (shell_cache_fill(c, s->job, id.shell, id.flags, id.command, NULL, NULL)) {
+			job_free(s->job);
+			s->job = NULL;
+		} else {
+			engine_submit(s->job);
+			S.speculated++;
+		}
 		cmdid_release(&id);
 	}
 out:
@@ -239,6 +319,15 @@ void shell_makefiles_read(void)
 	buf_release(&why);
 }
 
+void shell_exit(void)
+{
+	const struct config *c = funcs_config_at_load();
+
+	shell_makefiles_read();
+	if (S.cache_written && c)
+		cache_evict(S.cache, c->cache_max_age_ms, CACHE_MAX_BYTES);
+}
+
 /* make's .SHELLSTATUS, with make's own origin for it */
 static void shell_set_status(int status)
 {
@@ -289,7 +378,8 @@ char *shell_func(const char *nm, unsigned int argc, char **argv)
 	uint64_t h;
 	char *r;
 
-	funcs_prepare(nm, &sit);
+	const struct config *cfg = funcs_prepare(nm, &sit);
+
 	shell_identity(argc ? argv[0] : "", &id, &h);
 	if ((m = shell_memo_find(&id, h))) {
 		S.memo_hits++;
@@ -305,14 +395,19 @@ char *shell_func(const char *nm, unsigned int argc, char **argv)
 		if (cmdid_get(id.data, id.len, &c) < 0)
 			abort();
 		j = shell_new_job(JOB_SHELL, &c);
+		shell_cache_lookup(cfg, j, c.shell, c.flags, c.command, NULL, NULL);
 		cmdid_release(&c);
-		engine_submit(j);
-		S.misses++;
+		if (!j->cached) {
+			engine_submit(j);
+			S.misses++;
+		}
 	}
-	engine_promote(j);
-	{
+	if (!j->cached) {
 		struct job **jobs = &j;
+
+		engine_promote(j);
 		engine_wait(&jobs, &one, 0);
+		shell_cache_keep(j);
 	}
 	m = calloc(1, sizeof *m);
 	if (!m)
@@ -356,6 +451,7 @@ char *shell_func(const char *nm, unsigned int argc, char **argv)
 
 void shell_stats(struct buf *b)
 {
-	buf_addf(b, " speculated=%lu spec_hits=%lu spec_misses=%lu spec_unused=%lu memo_hits=%lu",
-		 S.speculated, S.hits, S.misses, S.unused, S.memo_hits);
+	buf_addf(b, " speculated=%lu spec_hits=%lu spec_misses=%lu spec_unused=%lu memo_hits=%lu"
+		 " cache_hits=%lu cache_misses=%lu",
+		 S.speculated, S.hits, S.misses, S.unused, S.memo_hits, S.cache_hits, S.cache_misses);
 }

@@ -131,6 +131,31 @@ fail:
 	return -1;
 }
 
+int store_subdir(int dirfd, const char *name, struct buf *why)
+{
+	struct stat st;
+	int fd;
+
+	if (mkdirat(dirfd, name, 0700) < 0 && errno != EEXIST) {
+		buf_addf(why, "%s: cannot create: %s", name, strerror(errno));
+		return -1;
+	}
+	fd = openat(dirfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0 || fstat(fd, &st) < 0) {
+		buf_addf(why, "%s: %s", name, strerror(errno));
+		if (fd >= 0)
+			close(fd);
+		return -1;
+	}
+	if (!store_trusted(&st, 022)) {
+		buf_addf(why, "%s: refused: %s", name, st.st_uid != geteuid()
+			 ? "owned by another user" : "group or others may write to it");
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
 int store_read(int dirfd, const char *name, struct buf *out, struct buf *why)
 {
 	struct stat st;

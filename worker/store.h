@@ -50,6 +50,11 @@ char *store_path(const char *dir, struct buf *why);
  * group or others, larger than STORE_MAX_FILE, or a read error.
  */
 int store_read(int dirfd, const char *name, struct buf *out, struct buf *why);
+/*
+ * Open (creating it 0700) the directory `name` inside the store, with the
+ * store's ownership and mode checks.  A descriptor, or -1 with `why`.
+ */
+int store_subdir(int dirfd, const char *name, struct buf *why);
 /* Replace `name` atomically with n bytes.  0, or -1 with `why`. */
 int store_write(int dirfd, const char *name, const void *p, size_t n, struct buf *why);
 

@@ -1,0 +1,80 @@
+/*
+ * cache.h - answers of async-shell and async-try kept between make runs,
+ * in the per-user store (store.h: the same ownership, mode and atomicity
+ * rules), in its subdirectory cache/.
+ *
+ * Kbuild's removed .cache.mk went stale when the compiler changed under
+ * it and broke when root wrote it into the user's tree.  Here the key is
+ * everything that can change an answer, including the identity of every
+ * program the command names, and the store is per user.
+ *
+ * The key (cache_key()) holds: command text, INPUT, shell, shell flags,
+ * directory, PATH, the config env and launcher, and for the shell, each
+ * launcher word and each word of the command that names an executable
+ * (through PATH, or as a path): its real path plus size and mtime, or a
+ * hash of its bytes with check_content.  It cannot see what such a
+ * program runs by itself (gcc's own `as`, `cc1`), nor other environment
+ * variables; cache_max_age bounds how long that can last.
+ *
+ * An entry file (native byte order; another machine's is just a miss):
+ *   8 bytes  "ACCACHE1"
+ *   u32      CACHE_VERSION
+ *   bytes    the whole key (compared on lookup: a hash collision is a miss)
+ *   i64      created, seconds since the epoch
+ *   i32      status
+ *   bytes    stdout, bytes stderr
+ *   u64      FNV-1a 64 of every byte before it
+ * Only answers of jobs that ran to completion are kept (the caller's
+ * cache_cacheable()).  Entries are written whole and renamed into place;
+ * no lock is ever held, so two makes filling it at once lose at most one
+ * of two identical answers.  Eviction: entries past cache_max_age and,
+ * beyond CACHE_MAX_BYTES in all, the least recently used (a hit renews
+ * the file's mtime), at most once per hour per store.
+ * Make's thread only (and the worker's --cache-* commands).
+ */
+#ifndef ASYNC_CACHE_H
+#define ASYNC_CACHE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "buf.h"
+
+#define CACHE_VERSION 1
+#define CACHE_MAX_BYTES ((uint64_t)256 << 20)
+
+struct cache_answer {
+	int32_t status;
+	struct buf out, err;
+};
+
+/* Append the key for a command (see above).  `env` is the config env. */
+void cache_key(struct buf *key, const char *shell, char *const *flags, const char *cwd,
+	       const char *command, const char *input, char *const *env,
+	       char *const *launcher, int check_content);
+/* Should this result be kept?  (ran to completion: not timed out, crashed, ...) */
+int cache_cacheable(int status, uint32_t res_flags);
+
+/* Open the cache directory inside the store (created 0700).  -1 + why. */
+int cache_open(int store, struct buf *why);
+/* 1 on a hit (a filled), 0 on a miss (anything wrong is a miss). */
+int cache_get(int dir, const struct buf *key, int64_t max_age_ms, struct cache_answer *a);
+/* Keep an answer.  0, or -1 with why (a full disk, a read-only store). */
+int cache_put(int dir, const struct buf *key, int32_t status, const struct buf *out,
+	      const struct buf *err, struct buf *why);
+/* Drop expired entries, then the oldest beyond max_bytes. */
+void cache_evict(int dir, int64_t max_age_ms, uint64_t max_bytes);
+/* Entries and bytes, as "entries=N bytes=N". */
+void cache_stats(int dir, struct buf *out);
+/* Remove every entry; the number removed. */
+long cache_clear(int dir);
+void cache_answer_release(struct cache_answer *a);
+
+/* The entry codec (fuzzed: fuzz/fuzz-cache.c). */
+void cache_entry_encode(struct buf *out, const struct buf *key, int64_t created,
+			int32_t status, const struct buf *o, const struct buf *e);
+/* 0 and *a filled, or -1.  key == NULL accepts any key. */
+int cache_entry_decode(const void *p, size_t n, const struct buf *key, int64_t *created,
+		       struct cache_answer *a);
+
+#endif
