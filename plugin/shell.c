@@ -389,6 +389,8 @@ char *shell_func(const char *nm, unsigned int argc, char **argv)
 	}
 	if ((j = shell_take_spec(&id, h))) {
 		S.hits++;
+		if (j->cache_key.len)
+			S.cache_misses++; /* looked up when it was speculated */
 	} else {
 		struct cmdid c;
 

@@ -15,7 +15,9 @@
 #include <unistd.h>
 
 #include "../config/config.h"
+#include "cache.h"
 #include "proto.h"
+#include "store.h"
 #include "worker.h"
 
 #define WORKER_VERSION "0.1"
@@ -25,6 +27,8 @@ static void usage(void)
 	fputs("usage: asynccompile-worker --worker INDEX [--started-after MS] [--pid-board 3]\n"
 	      "       asynccompile-worker --supervise NWORKERS [--started-after MS]\n"
 	      "       asynccompile-worker --print-config [FILE]\n"
+	      "       asynccompile-worker --cache-stats [FILE]\n"
+	      "       asynccompile-worker --cache-clear [FILE]\n"
 	      "       asynccompile-worker --version\n"
 	      "Speaks the asynccompile protocol on stdin/stdout; started by the\n"
 	      "asynccompile make plugin, not by hand.\n", stderr);
@@ -96,24 +100,71 @@ static char *self_exe(const char *argv0)
  * make-only steps ($(async-config), the make variable): FILE, the
  * environment variable ASYNC_COMPILE_CONFIG, ./asynccompile.yaml, defaults.
  */
-static int print_config(const char *file)
+static int find_config(const char *file, struct config *c)
 {
-	struct config c;
-	struct buf out = BUF_INIT, err = BUF_INIT;
+	struct buf err = BUF_INIT;
 	const char *env = getenv("ASYNC_COMPILE_CONFIG");
 
 	if (!file && env && *env)
 		file = env;
 	if (!file && access("asynccompile.yaml", F_OK) == 0)
 		file = "asynccompile.yaml";
-	if (file && config_load_file(file, &c, &err) < 0) {
+	if (file && config_load_file(file, c, &err) < 0) {
 		fprintf(stderr, "asynccompile-worker: %s\n", (char *)err.data);
-		config_release(&c);
+		config_release(c);
 		buf_release(&err);
-		return 1;
+		return -1;
 	}
 	if (!file)
-		config_defaults(&c);
+		config_defaults(c);
+	return 0;
+}
+
+/*
+ * --cache-stats, --cache-clear: the answer cache of the store the
+ * configuration names (cache_dir), with the plugin's own checks.
+ */
+static int cache_command(const char *what, const char *file)
+{
+	struct config c;
+	struct buf out = BUF_INIT, why = BUF_INIT;
+	int store, dir;
+	char *path;
+
+	if (find_config(file, &c) < 0)
+		return 1;
+	path = store_path(c.cache_dir, &why);
+	store = path ? store_open(c.cache_dir, &why) : -1;
+	dir = store >= 0 ? cache_open(store, &why) : -1;
+	if (dir < 0) {
+		fprintf(stderr, "asynccompile-worker: no cache: %s\n", (char *)why.data);
+		free(path);
+		config_release(&c);
+		buf_release(&why);
+		return 1;
+	}
+	if (!strcmp(what, "--cache-clear"))
+		printf("removed %ld entries from %s/cache\n", cache_clear(dir), path);
+	else {
+		cache_stats(dir, &out);
+		printf("%s/cache %s\n", path, (char *)out.data);
+	}
+	close(dir);
+	close(store);
+	free(path);
+	config_release(&c);
+	buf_release(&out);
+	buf_release(&why);
+	return 0;
+}
+
+static int print_config(const char *file)
+{
+	struct config c;
+	struct buf out = BUF_INIT;
+
+	if (find_config(file, &c) < 0)
+		return 1;
 	config_dump(&c, &out);
 	fwrite(out.data, 1, out.len, stdout);
 	config_release(&c);
@@ -127,6 +178,9 @@ int main(int argc, char **argv)
 
 	if (argc >= 2 && argc <= 3 && !strcmp(argv[1], "--print-config"))
 		return print_config(argc == 3 ? argv[2] : NULL);
+	if (argc >= 2 && argc <= 3 &&
+	    (!strcmp(argv[1], "--cache-stats") || !strcmp(argv[1], "--cache-clear")))
+		return cache_command(argv[1], argc == 3 ? argv[2] : NULL);
 	if (argc == 2 && !strcmp(argv[1], "--version")) {
 		printf("asynccompile-worker %s (protocol %d)\n", WORKER_VERSION,
 		       PROTO_VERSION);
