@@ -139,6 +139,13 @@ max_overlap() { # log
 	sort -n "$1" | awk '{ cur += $2; if (cur > max) max = cur } END { print max + 0 }'
 }
 
+# flip_byte FILE OFFSET: invert every bit of one byte in place (a change
+# whatever the byte was).
+flip_byte() {
+	b=$(od -An -tu1 -j "$2" -N1 "$1" | tr -d ' ')
+	printf "\\$(printf %o $((255 - b)))" | dd of="$1" bs=1 seek="$2" conv=notrunc 2>/dev/null
+}
+
 # write_mk FILE: the test makefile from stdin, with @PLUGIN@ replaced by
 # the plugin under test.
 write_mk() {

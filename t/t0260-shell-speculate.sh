@@ -58,8 +58,8 @@ for damage in truncate flip-key flip-tail empty garbage; do
 	cp good "$rec"
 	case $damage in
 	truncate) head -c 40 good >"$rec" ;;
-	flip-key) printf 'Z' | dd of="$rec" bs=1 seek=20 conv=notrunc 2>/dev/null ;;
-	flip-tail) printf 'Z' | dd of="$rec" bs=1 seek=$(($(wc -c <good) - 3)) conv=notrunc 2>/dev/null ;;
+	flip-key) flip_byte "$rec" 20 ;;
+	flip-tail) flip_byte "$rec" $(($(wc -c <good) - 3)) ;;
 	empty) : >"$rec" ;;
 	garbage) head -c 3000 /dev/urandom >"$rec" ;;
 	esac

@@ -84,7 +84,7 @@ ok "PATH puts another fcc first: misses" hits_misses "0 2"
 
 # damaged entries are misses, never answers
 run_make
-for f in "$store"/cache/c-*; do printf 'Z' | dd of="$f" bs=1 seek=30 conv=notrunc 2>/dev/null; done
+for f in "$store"/cache/c-*; do flip_byte "$f" 30; done
 run_make
 ok "damaged entries: the right answers" expect_grep '^answers: accepted 0$' out
 ok "damaged entries: misses" hits_misses "0 2"
@@ -103,7 +103,7 @@ ok "25-hour-old entries, max age 1d: misses" hits_misses "0 2"
 ok "expired: the right answers" expect_grep '^answers: accepted 0$' out
 
 # only answers of jobs that ran to completion; never build steps
-cfg "timeout: 100ms"
+cfg "timeout: 1s"
 write_mk Makefile <<'EOF2'
 load @PLUGIN@
 A := $(async-shell echo run >>runs; exec sleep 5)
