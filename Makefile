@@ -84,6 +84,30 @@ check-shell: test-build
 		done; \
 	done
 
+# Each test STRESS_RUNS times on an idle machine and as many times beside a
+# CPU hog (t/stress.sh), runs and failures per test reported.  The default
+# list is the tests that synchronise with processes racing them (pools,
+# boards, kills, jobserver overlap); STRESS_TESTS=changed takes the tests
+# changed since the branch left STRESS_BASE (git, new files included),
+# STRESS_TESTS=all every test.
+STRESS_RUNS = 20
+STRESS_BASE = main
+STRESS_DEFAULT = t/unit/test-pool.t t/unit/test-board.t t/unit/test-run.t \
+	t/t0120-pool-timeout.sh t/t0130-pool-crash.sh t/t0140-pool-cleanup.sh \
+	t/t0220-jobserver-limits.sh t/t0230-jobserver-recursion.sh \
+	t/t0240-jobserver-reexec.sh t/t0500-faults.sh t/t0520-make-children.sh
+STRESS_TESTS = default
+STRESS_LIST = $(strip \
+	$(if $(filter default,$(STRESS_TESTS)),$(STRESS_DEFAULT), \
+	$(if $(filter all,$(STRESS_TESTS)),$(UNIT) $(SHELL_TESTS), \
+	$(if $(filter changed,$(STRESS_TESTS)),$(patsubst %.c,%.t,$(filter t/unit/%.c t/t%.sh, \
+		$(shell git diff --name-only $$(git merge-base $(STRESS_BASE) HEAD) -- t; \
+			git ls-files --others --exclude-standard t) 2>/dev/null)), \
+	$(STRESS_TESTS)))))
+check-stress: test-build
+	@if [ -z "$(STRESS_LIST)" ]; then echo "check-stress: no tests selected"; exit 1; fi
+	TEST_MAKES="$(TEST_MAKES)" sh t/stress.sh $(STRESS_RUNS) $(STRESS_LIST)
+
 # ASan+UBSan build of everything in build/asan; the shell tests load the
 # instrumented plugin into an uninstrumented make through LD_PRELOAD.
 ASAN_FLAGS = -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
@@ -132,5 +156,5 @@ clean:
 	rm -f $(PLUGIN) $(WORKER) worker/*.o plugin/*.o config/*.o t/unit/*.t $(TEST_HELPERS)
 	rm -rf build/asan build/fuzz t/trash.*
 
-.PHONY: all check check-unit check-shell check-asan check-valgrind check-fuzz \
+.PHONY: all check check-unit check-shell check-stress check-asan check-valgrind check-fuzz \
 	test-build install uninstall demo bench clean

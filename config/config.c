@@ -59,6 +59,11 @@ void config_release(struct config *c)
 	c->trace = c->cache_dir = c->source = NULL;
 }
 
+int config_workers_max(const struct config *c)
+{
+	return c->workers > 0 ? c->workers : CONFIG_MAX_WORKERS;
+}
+
 int config_workers(const struct config *c)
 {
 	long n;

@@ -13,7 +13,7 @@
  * The file is a single YAML mapping at the top level (an empty file or an
  * empty document means "all defaults").  Keys and accepted values:
  *
- *   workers: auto | integer 1..1024        (auto = online CPUs)
+ *   workers: auto | integer 1..1024        (auto = online CPUs, growing to -jN)
  *   start_method: subprocess | spawn | fork
  *   warm: true | false                     (YAML 1.1 booleans: yes/no/on/off too)
  *   timeout: 0 | duration                  (0 = none)
@@ -83,6 +83,12 @@ int config_load_mem(const char *name, const void *data, size_t n,
 		    struct config *c, struct buf *err);
 /* Effective worker count: workers, or online CPUs for auto (>= 1). */
 int config_workers(const struct config *c);
+/*
+ * The most workers the pool may grow to: an explicit count is a hard cap;
+ * auto starts at config_workers() and may grow to the key's own limit,
+ * 1024 (the plugin grows it only as far as -jN lets jobs run).
+ */
+int config_workers_max(const struct config *c);
 /* Append the effective configuration as YAML (for --print-config / stats). */
 void config_dump(const struct config *c, struct buf *out);
 const char *config_start_method_name(enum start_method m);

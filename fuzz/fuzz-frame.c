@@ -21,6 +21,7 @@ static void fuzz_messages(const unsigned char *p, size_t n)
 	struct job_msg j;
 	struct started_msg s;
 	struct result_msg r;
+	uint32_t w;
 
 	if (msg_get_hello(p, n, &h, &why) < 0 && !why)
 		abort();
@@ -35,6 +36,8 @@ static void fuzz_messages(const unsigned char *p, size_t n)
 		abort();
 	}
 	if (msg_get_started(p, n, &s, &why) == 0 && s.pid <= 0)
+		abort();
+	if (msg_get_workers(p, n, &w, &why) == 0 ? w < 1 || w > PROTO_MAX_WORKERS : !why || w)
 		abort();
 	if (msg_get_result(p, n, &r, &why) == 0) {
 		int ok_before = 1;

@@ -115,8 +115,14 @@ static void pb_destroy(struct backend *b, int64_t grace_ms)
 	free(p);
 }
 
+static int pb_grow(struct backend *b, int workers)
+{
+	return pool_resize(((struct pb *)b)->pool, workers);
+}
+
 static const struct backend_ops pb_ops = {
 	pb_warm, pb_free_slots, pb_submit, pb_cancel, pb_pollfds, pb_events, pb_destroy,
+	pb_grow,
 };
 
 struct backend *backend_pool_new(const char *worker_exe, int workers, int fork_mode, struct buf *err)

@@ -386,8 +386,34 @@ static void sub_destroy(struct backend *b, int64_t grace_ms)
 	free(s);
 }
 
+/*
+ * A supervisor started later gets the new size on its command line; the
+ * running one is told in a WORKERS frame.
+ */
+static int sub_grow(struct backend *b, int workers)
+{
+	struct sub *s = (struct sub *)b;
+	struct inflight *fl;
+	struct buf m = BUF_INIT;
+
+	if (workers <= s->workers)
+		return 0;
+	fl = realloc(s->fl, 2 * (size_t)workers * sizeof *fl);
+	if (!fl)
+		return -1;
+	s->fl = fl;
+	s->workers = workers;
+	if (s->to >= 0) {
+		msg_put_workers(&m, (uint32_t)workers);
+		frame_put(&s->out, PROTO_ID_CONTROL, m.data, m.len);
+		buf_release(&m);
+	}
+	return 0;
+}
+
 static const struct backend_ops sub_ops = {
 	sub_warm, sub_free_slots, sub_submit, sub_cancel, sub_pollfds, sub_events, sub_destroy,
+	sub_grow,
 };
 
 struct backend *backend_subprocess_new(const char *worker_exe, int workers, struct buf *err)

@@ -33,7 +33,8 @@ static struct engine {
 	size_t wait_pending;       /* jobs in make's wait set not yet done */
 	struct backend *backend;
 	int64_t kill_grace_ms;
-	int workers;
+	int workers;               /* the pool's size now */
+	int workers_max;           /* what it may grow to (config_workers_max) */
 	uint64_t results;          /* jobs reported so far (a change means: schedule) */
 	char *trace;               /* trace file, or NULL */
 	int trace_warned;
@@ -281,24 +282,53 @@ static void engine_dispatch(struct job *j, enum job_slot slot, unsigned char tok
 	buf_release(&j->payload);
 }
 
-/* Start every queued job a slot is free for.  Lock held. */
+/*
+ * workers: auto grows the pool up to what make lets run at once: -jN
+ * where no jobserver exists (the limit; `make -j` without a number sets
+ * it to the CPU count, so the pool stays as it started), else as far as
+ * tokens can be had.  An explicit `workers` has workers_max == workers.
+ */
+static int engine_can_grow(void)
+{
+	int cap = E.js_active || E.limit > E.workers_max ? E.workers_max : E.limit;
+
+	return E.workers < cap;
+}
+
+/*
+ * Lock held.  A job holds a slot and the pool has no worker for it:
+ * one more worker, started as the job reaches the pool.  0 or -1.
+ */
+static int engine_grow(void)
+{
+	if (!engine_can_grow() || E.backend->ops->grow(E.backend, E.workers + 1) < 0)
+		return -1;
+	E.workers++;
+	return 0;
+}
+
+/* Start every queued job a slot and a worker are free for.  Lock held. */
 static void engine_schedule(void)
 {
 	/*
-	 * Without a jobserver and with a limit the pool cannot exceed, the
-	 * pool itself keeps the budget: hand it up to `workers` more jobs to
-	 * queue, so a worker that finishes starts the next job at once
-	 * instead of waiting for a round trip through this thread.  Under a
-	 * jobserver a token is only taken for a job that starts now.
+	 * Without a jobserver and with a limit the pool cannot exceed (nor
+	 * grow to), the pool itself keeps the budget: hand it up to
+	 * `workers` more jobs to queue, so a worker that finishes starts the
+	 * next job at once instead of waiting for a round trip through this
+	 * thread.  Under a jobserver a token is only taken for a job that
+	 * starts now.
 	 */
-	int ahead = !E.js_active && E.limit >= E.workers ? E.workers : 0;
+	int ahead = !E.js_active && E.limit >= E.workers && !engine_can_grow() ? E.workers : 0;
 	int room = E.backend->ops->free_slots(E.backend) + ahead;
 
 	E.want_token = 0;
-	for (; E.qhead && room > 0; room--) {
+	/* no room: take a slot only if the pool can grow a worker for it */
+	for (; E.qhead && (room > 0 || engine_can_grow()); room = room > 0 ? room - 1 : 0) {
 		unsigned char tok = 0;
 
 		if (!E.implicit_busy) {
+			if (room <= 0 && engine_grow() < 0)
+				return;
 			E.implicit_busy = 1;
 			engine_dispatch(E.qhead, SLOT_IMPLICIT, 0);
 			continue;
@@ -314,6 +344,13 @@ static void engine_schedule(void)
 
 			if (r == 1) {
 				reexec_hold(tok, 1);
+				if (room <= 0 && engine_grow() < 0) {
+					reexec_hold(tok, -1);
+					if (js_release(&E.js, tok) < 0)
+						engine_log("could not give a jobserver token back: %s",
+							   strerror(errno));
+					return;
+				}
 				if (E.qhead->token_wait_start) {
 					E.qhead->token_wait_ns += proto_now_ns() - E.qhead->token_wait_start;
 					E.qhead->token_wait_start = 0;
@@ -345,6 +382,8 @@ static void engine_schedule(void)
 			return;
 		}
 		if (ahead || E.limit_running + 1 < E.limit) {
+			if (room <= 0 && engine_grow() < 0)
+				return;
 			E.limit_running++;
 			engine_dispatch(E.qhead, SLOT_LIMIT, 0);
 			continue;
@@ -487,12 +526,10 @@ static void engine_stop_all(void)
 
 static void *engine_main(void *arg)
 {
-	size_t cap = 2 * (size_t)E.workers + 8;
-	struct pollfd *fds = calloc(cap, sizeof *fds);
+	size_t cap = 0;
+	struct pollfd *fds = NULL;
 
 	(void)arg;
-	if (!fds)
-		abort();
 	pthread_mutex_lock(&E.lock);
 	while (!E.stopping) {
 		size_t n = 0, nb;
@@ -500,6 +537,13 @@ static void *engine_main(void *arg)
 		uint64_t seen;
 
 		engine_schedule();
+		/* the pool may have grown */
+		if (cap < 2 * (size_t)E.workers + 8) {
+			cap = 2 * (size_t)E.workers + 8;
+			fds = realloc(fds, cap * sizeof *fds);
+			if (!fds)
+				abort();
+		}
 		fds[n++] = (struct pollfd){ .fd = E.wake[0], .events = POLLIN };
 		if (E.want_token && E.js_active)
 			fds[n++] = (struct pollfd){ .fd = E.js.rfd, .events = POLLIN };
@@ -589,6 +633,7 @@ int engine_start(const struct config *cfg, struct buf *err)
 	}
 	E.kill_grace_ms = cfg->kill_grace_ms;
 	E.workers = workers;
+	E.workers_max = config_workers_max(cfg);
 	E.trace = cfg->trace && *cfg->trace ? strdup(cfg->trace) : NULL;
 	if (cfg->warm && E.backend->ops->warm(E.backend) < 0)
 		engine_log("could not start the worker pool early; will retry at the first job");
@@ -719,6 +764,7 @@ void engine_get_stats(struct engine_stats *st)
 	pthread_mutex_lock(&E.lock);
 	*st = E.st;
 	st->limit = E.limit;
+	st->workers = E.started ? E.workers : 0;
 	st->mode = E.js_active ? (E.js.auth.style == JS_FIFO ? "jobserver-fifo" : "jobserver-pipe")
 			       : "limit";
 	pthread_mutex_unlock(&E.lock);

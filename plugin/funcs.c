@@ -538,13 +538,14 @@ char *funcs_stats(const char *nm, unsigned int argc, char **argv)
 	engine_get_stats(&st);
 	buf_addf(&b, "submitted=%llu completed=%llu failed=%llu retried=%llu timed_out=%llu "
 		 "running=%d queued=%d max_running=%d token_waits=%llu token_wait_ms=%llu "
-		 "bytes_in=%llu bytes_out=%llu slots=%s",
+		 "bytes_in=%llu bytes_out=%llu slots=%s pool_size=%d",
 		 (unsigned long long)st.submitted, (unsigned long long)st.completed,
 		 (unsigned long long)st.failed, (unsigned long long)st.retried,
 		 (unsigned long long)st.timed_out, st.running, st.queued, st.max_running,
 		 (unsigned long long)st.token_waits,
 		 (unsigned long long)(st.token_wait_ns / 1000000),
-		 (unsigned long long)st.bytes_in, (unsigned long long)st.bytes_out, st.mode);
+		 (unsigned long long)st.bytes_in, (unsigned long long)st.bytes_out, st.mode,
+		 st.workers);
 	if (cfg_loaded) {
 		buf_addf(&b, " workers=%d start_method=%s config=", config_workers(&cfg),
 			 config_start_method_name(cfg.start_method));

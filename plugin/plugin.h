@@ -62,6 +62,7 @@ struct engine_stats {
 	uint64_t token_waits, token_wait_ns, bytes_in, bytes_out, restarts;
 	int running, max_running, queued;
 	int limit;              /* jobs at once outside a jobserver */
+	int workers;            /* the pool's size now (0: not started) */
 	const char *mode;       /* "jobserver-pipe", "jobserver-fifo", "limit" */
 };
 
@@ -149,6 +150,11 @@ struct backend_ops {
 	void (*events)(struct backend *b, const struct pollfd *fds, size_t n);
 	/* Kill every job, stop every worker, free b. */
 	void (*destroy)(struct backend *b, int64_t grace_ms);
+	/*
+	 * Let the pool run up to `workers` workers (more than it was created
+	 * with; workers: auto).  The new ones start as jobs need them.  0 or -1.
+	 */
+	int (*grow)(struct backend *b, int workers);
 };
 
 /* backend_sub.c: one supervisor process multiplexing `workers` jobs. */

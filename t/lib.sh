@@ -135,6 +135,16 @@ span_cmd() { # log id seconds
 	printf 'echo "$$(date +%%s%%N) +1 %s" >>%s; sleep %s; echo "$$(date +%%s%%N) -1 %s" >>%s' \
 		"$2" "$1" "$3" "$2" "$1"
 }
+# barrier_cmd LOG DIR N ID: a job command that logs its span as span_cmd
+# does and, in between, waits until N jobs have arrived at the barrier DIR
+# (one file each).  Once N are there every later job passes at once.  So
+# "N jobs ran at once" is proven by the barrier being passed, not by
+# timing; a job still waiting after 30 s gives up, leaves DIR.timeout and
+# fails.  Like span_cmd, the text is for a makefile ($ doubled).
+barrier_cmd() { # log dir n id
+	printf 'echo "$$(date +%%s%%N) +1 %s" >>%s; touch %s/%s; i=0; while [ $$(ls %s | wc -l) -lt %s ]; do i=$$((i + 1)); if [ $$i -gt 600 ]; then touch %s.timeout; exit 1; fi; sleep 0.05; done; echo "$$(date +%%s%%N) -1 %s" >>%s' \
+		"$4" "$1" "$2" "$4" "$2" "$3" "$2" "$4" "$1"
+}
 max_overlap() { # log
 	sort -n "$1" | awk '{ cur += $2; if (cur > max) max = cur } END { print max + 0 }'
 }

@@ -449,6 +449,37 @@ struct pool *pool_new(int nworkers, const struct pool_ops *ops, void *ctx)
 	return p;
 }
 
+int pool_resize(struct pool *p, int nworkers)
+{
+	struct pworker *w;
+
+	if (nworkers <= p->n)
+		return 0;
+	/*
+	 * Workers are addressed by index, never kept by pointer across
+	 * calls, so the table may move.  The board needs nothing: a slot
+	 * written past its end extends it, and one never written reads 0.
+	 */
+	w = realloc(p->w, (size_t)nworkers * sizeof *w);
+	if (!w) {
+		errno = ENOMEM;
+		return -1;
+	}
+	memset(w + p->n, 0, (size_t)(nworkers - p->n) * sizeof *w);
+	for (int i = p->n; i < nworkers; i++) {
+		w[i].index = i;
+		w[i].to_fd = w[i].from_fd = -1;
+	}
+	p->w = w;
+	p->n = nworkers;
+	return 0;
+}
+
+int pool_size(const struct pool *p)
+{
+	return p->n;
+}
+
 int pool_warm(struct pool *p)
 {
 	int live = 0;

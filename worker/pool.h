@@ -77,6 +77,14 @@ int pool_board(struct pool *p);
 /* Start every worker now (warm pool).  Returns 0 or -1 if none started. */
 int pool_warm(struct pool *p);
 /*
+ * Let the pool run up to `nworkers` workers from now on (it never
+ * shrinks).  The new ones start lazily, as jobs wait for a worker.  Not
+ * from inside an ops callback.  0, or -1 (ENOMEM: the size is unchanged).
+ */
+int pool_resize(struct pool *p, int nworkers);
+/* How many workers it may run. */
+int pool_size(const struct pool *p);
+/*
  * Queue a job.  `job` is an encoded MSG_JOB payload (msg_put_job), copied.
  * `retries` is how many times it may be re-run after worker crashes.
  * Returns 0, or -1 if id is already queued or running.
@@ -87,7 +95,7 @@ int pool_cancel(struct pool *p, int64_t id);
 /* Workers with nothing to do (started or not) minus jobs waiting. */
 int pool_free_slots(const struct pool *p);
 /*
- * Fill at most `max` pollfds (max >= 2 * nworkers is always enough) and
+ * Fill at most `max` pollfds (max >= 2 * pool_size() is always enough) and
  * return how many were filled; the pool may also need a timeout (-1 = none,
  * in ms) which it stores in *timeout_ms if sooner than the value there.
  */

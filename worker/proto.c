@@ -263,6 +263,34 @@ int msg_get_hello(const void *p, size_t n, struct hello_msg *m, const char **why
 	return 0;
 }
 
+void msg_put_workers(struct buf *out, uint32_t workers)
+{
+	put_u8(out, MSG_WORKERS);
+	put_u32(out, workers);
+}
+
+int msg_get_workers(const void *p, size_t n, uint32_t *workers, const char **why)
+{
+	struct reader r;
+	const char *bad;
+
+	*workers = 0;
+	if (msg_type(p, n) != MSG_WORKERS)
+		return msg_fail(why, "WORKERS: wrong message type");
+	reader_init(&r, p, n);
+	get_u8(&r);
+	*workers = get_u32(&r);
+	bad = msg_finish(&r, "WORKERS: message too short",
+			 "WORKERS: trailing bytes after the message");
+	if (!bad && (*workers < 1 || *workers > PROTO_MAX_WORKERS))
+		bad = "WORKERS: workers out of range";
+	if (bad) {
+		*workers = 0;
+		return msg_fail(why, bad);
+	}
+	return 0;
+}
+
 void msg_put_job(struct buf *out, const struct job_msg *m)
 {
 	put_u8(out, MSG_JOB);

@@ -6,7 +6,7 @@
  * Framing: every frame is a 16-byte header of two native-endian int64_t,
  * job id then payload length, followed by `length` payload bytes.
  *   id  > 0   a job frame (JOB, STARTED, RESULT, CANCEL for that job)
- *   id == 0   a control frame (HELLO, STATS, ERROR)
+ *   id == 0   a control frame (HELLO, STATS, ERROR, WORKERS)
  *   id == -1  shutdown; payload length must be 0
  *   id < -1   malformed
  * A payload longer than PROTO_MAX_PAYLOAD, or a negative length, is
@@ -40,6 +40,8 @@
  * The configuration itself stops at 24 hours.
  */
 #define PROTO_MAX_TIMEOUT_MS ((int64_t)1000000000000)
+/* Largest pool a WORKERS message may ask for (the config's own limit). */
+#define PROTO_MAX_WORKERS 1024
 
 enum proto_type {
 	MSG_HELLO = 1,   /* control, both ways: version handshake */
@@ -49,6 +51,7 @@ enum proto_type {
 	MSG_CANCEL = 5,  /* to worker/supervisor: stop this job (as timeout) */
 	MSG_STATS = 6,   /* control: request (empty) / reply (counters) */
 	MSG_ERROR = 7,   /* control, from a peer: fatal protocol error text */
+	MSG_WORKERS = 8, /* control, to a supervisor: run up to N workers */
 };
 
 /* ---- incremental frame decoder (pure; this is what the fuzzer drives) ---- */
@@ -193,6 +196,8 @@ void msg_put_hello(struct buf *out, const struct hello_msg *m);
 void msg_put_job(struct buf *out, const struct job_msg *m);
 void msg_put_started(struct buf *out, const struct started_msg *m);
 void msg_put_result(struct buf *out, const struct result_msg *m);
+/* WORKERS: the pool may grow to `workers` (1..PROTO_MAX_WORKERS). */
+void msg_put_workers(struct buf *out, uint32_t workers);
 
 /* Message type of a payload, or -1 if empty. */
 int msg_type(const void *payload, size_t len);
@@ -205,6 +210,7 @@ int msg_get_hello(const void *p, size_t n, struct hello_msg *m, const char **why
 int msg_get_job(const void *p, size_t n, struct job_msg *m, const char **why);
 int msg_get_started(const void *p, size_t n, struct started_msg *m, const char **why);
 int msg_get_result(const void *p, size_t n, struct result_msg *m, const char **why);
+int msg_get_workers(const void *p, size_t n, uint32_t *workers, const char **why);
 /*
  * Check a RESULT payload as msg_get_result() does, without copying it, and
  * set its worker, attempts and running fields (its last three) in place:

@@ -284,6 +284,18 @@ static void sup_frame(struct sup *s)
 			sup_stats(s);
 		return;
 	}
+	if (d->id == PROTO_ID_CONTROL && type == MSG_WORKERS) {
+		uint32_t n;
+		const char *why;
+
+		if (msg_get_workers(d->payload.data, d->payload.len, &n, &why) < 0)
+			sup_fail(s, "%s", why);
+		else if (pool_resize(s->pool, (int)n) < 0)
+			sup_fail(s, "cannot grow the pool to %" PRIu32 " workers: out of memory", n);
+		else if ((int)n > s->nworkers)
+			s->nworkers = (int)n;
+		return;
+	}
 	if (d->id == PROTO_ID_CONTROL && type == MSG_ERROR) {
 		fprintf(stderr, "asynccompile-worker: peer reported an error: %.*s\n",
 			(int)(d->payload.len - 1), (char *)d->payload.data + 1);
@@ -345,16 +357,24 @@ static void sup_flush_bounded(struct sup *s)
 
 static void sup_loop(struct sup *s)
 {
-	size_t max = 3 + 2 * (size_t)s->nworkers;
-	struct pollfd *fds = calloc(max, sizeof *fds);
+	size_t max = 0;
+	struct pollfd *fds = NULL;
 
-	if (!fds) {
-		sup_fail(s, "out of memory");
-		return;
-	}
 	while (!s->done) {
 		int timeout = -1;
 		size_t k = 0, np;
+
+		/* the plugin may have grown the pool (WORKERS) */
+		if (max < 3 + 2 * (size_t)s->nworkers) {
+			struct pollfd *more = realloc(fds, (3 + 2 * (size_t)s->nworkers) * sizeof *fds);
+
+			if (!more) {
+				sup_fail(s, "out of memory");
+				break;
+			}
+			fds = more;
+			max = 3 + 2 * (size_t)s->nworkers;
+		}
 
 		fds[k++] = (struct pollfd){ s->sig_fd, POLLIN, 0 };
 		fds[k++] = (struct pollfd){ s->in_fd, POLLIN, 0 };

@@ -28,7 +28,7 @@ int worker_main(int in_fd, int out_fd, int index, int started_after_ms, int boar
 /*
  * Supervisor: own a pool of `nworkers` workers, each started as
  * `worker_exe --worker INDEX --started-after MS`, and multiplex jobs from
- * in_fd by id.  It is a child subreaper, so the jobs of a worker that dies
+ * in_fd by id.  A WORKERS frame grows the pool (workers: auto).  It is a child subreaper, so the jobs of a worker that dies
  * come to it and are ended.  started_after_ms < 0 means the default
  * (WORKER_STARTED_AFTER_MS).
  */

@@ -133,8 +133,10 @@ static void test_defaults(void)
 	ok(!strcmp(c.source, "built-in defaults"), "default source");
 	ok(config_workers(&c) >= 1 && config_workers(&c) == (int)sysconf(_SC_NPROCESSORS_ONLN),
 	   "auto workers is the online CPU count (%d)", config_workers(&c));
+	ok(config_workers_max(&c) == 1024, "auto may grow to 1024 workers");
 	c.workers = 3;
 	ok(config_workers(&c) == 3, "explicit workers are used as is");
+	ok(config_workers_max(&c) == 3, "explicit workers are a hard cap");
 	config_release(&c);
 	ok(!strcmp(config_start_method_name(START_SUBPROCESS), "subprocess") &&
 	   !strcmp(config_start_method_name(START_SPAWN), "spawn") &&

@@ -212,6 +212,30 @@ static void test_hello_started(void)
 	   s2.pid == 4242 && s2.worker == 7 && s2.running == 3, "STARTED round-trips");
 	ok(msg_get_started(b.data, 5, &s2, &why) < 0 && has(why, "too short"),
 	   "short STARTED fails");
+
+	uint32_t w = 7;
+
+	buf_reset(&b);
+	msg_put_workers(&b, 12);
+	ok(msg_type(b.data, b.len) == MSG_WORKERS && b.len == 5 &&
+	   msg_get_workers(b.data, b.len, &w, &why) == 0 && w == 12, "WORKERS round-trips");
+	ok(msg_get_workers(b.data, b.len - 1, &w, &why) < 0 && has(why, "too short") && w == 0,
+	   "short WORKERS fails, count left 0");
+	buf_addch(&b, 0);
+	ok(msg_get_workers(b.data, b.len, &w, &why) < 0 && has(why, "trailing"),
+	   "WORKERS with a trailing byte fails");
+	buf_reset(&b);
+	msg_put_workers(&b, 0);
+	ok(msg_get_workers(b.data, b.len, &w, &why) < 0 && has(why, "out of range"),
+	   "WORKERS 0 is out of range");
+	buf_reset(&b);
+	msg_put_workers(&b, PROTO_MAX_WORKERS + 1);
+	ok(msg_get_workers(b.data, b.len, &w, &why) < 0 && has(why, "out of range"),
+	   "WORKERS above PROTO_MAX_WORKERS is out of range");
+	buf_reset(&b);
+	msg_put_hello(&b, &h);
+	ok(msg_get_workers(b.data, b.len, &w, &why) < 0 && has(why, "wrong message type"),
+	   "HELLO is not a WORKERS");
 	buf_reset(&b);
 	s.pid = 0;
 	msg_put_started(&b, &s);
@@ -403,6 +427,7 @@ static void test_msg_type(void)
 	struct job_msg j;
 	struct started_msg s;
 	struct result_msg r;
+	uint32_t w;
 
 	ok(msg_type("", 0) == -1, "empty payload has no type");
 	ok(msg_type(unknown, 1) == 99, "msg_type reports the raw type byte");
@@ -410,9 +435,11 @@ static void test_msg_type(void)
 	   msg_get_job(unknown, sizeof unknown, &j, &why) < 0 &&
 	   msg_get_started(unknown, sizeof unknown, &s, &why) < 0 &&
 	   msg_get_result(unknown, sizeof unknown, &r, &why) < 0 &&
+	   msg_get_workers(unknown, sizeof unknown, &w, &why) < 0 &&
 	   has(why, "wrong message type"), "unknown type is rejected by every decoder");
 	ok(msg_get_hello("", 0, &h, &why) < 0 && msg_get_job("", 0, &j, &why) < 0 &&
-	   msg_get_started("", 0, &s, &why) < 0 && msg_get_result("", 0, &r, &why) < 0,
+	   msg_get_started("", 0, &s, &why) < 0 && msg_get_result("", 0, &r, &why) < 0 &&
+	   msg_get_workers("", 0, &w, &why) < 0,
 	   "empty payload is rejected by every decoder");
 	ok(msg_get_hello(unknown, sizeof unknown, &h, NULL) < 0, "why may be NULL");
 }
@@ -774,7 +801,9 @@ static int write_corpus(const char *dir)
 	put_u8(&p, MSG_ERROR);
 	buf_addstr(&p, "protocol version mismatch");
 	FRAME(0);
-	corpus_file(dir, "cancel-stats-error", 16, &st);
+	msg_put_workers(&p, 3);
+	FRAME(0);
+	corpus_file(dir, "cancel-stats-error-workers", 16, &st);
 	buf_reset(&st);
 	put_header(&st, 1, -5);
 	corpus_file(dir, "bad-negative-len", 0, &st);
