@@ -222,7 +222,7 @@ load @PLUGIN@
 R := $(async-shell echo traced)
 all: ; @:
 EOF2
-{ cat "$ASYNC_COMPILE_CONFIG" 2>/dev/null; echo "trace: $TRASH/trace.json"; } >trace.yaml
+{ cat "${ASYNC_COMPILE_CONFIG:-/dev/null}"; echo "trace: $TRASH/trace.json"; } >trace.yaml
 ASYNC_COMPILE_CONFIG=$TRASH/trace.yaml run_make
 ASYNC_COMPILE_CONFIG=$TRASH/trace.yaml run_make
 ok "trace: the speculated job is marked" expect_grep '"cat":"speculated"' trace.json
