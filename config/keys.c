@@ -295,37 +295,33 @@ static int cfg_start_method(struct cfg_ctx *x, const struct cfg_key *k,
 	return cfg_bad(x, k, val);
 }
 
-static int cfg_warm(struct cfg_ctx *x, const struct cfg_key *k,
-		    yaml_node_t *val, struct config *c)
+/* A boolean key: warm, speculate, cache. */
+static int cfg_boolean(struct cfg_ctx *x, const struct cfg_key *k, yaml_node_t *val, int *dst)
 {
 	int b = val->type == YAML_SCALAR_NODE ? cfg_bool(val) : -1;
 
 	if (b < 0)
 		return cfg_bad(x, k, val);
-	c->warm = b;
+	*dst = b;
 	return 0;
+}
+
+static int cfg_warm(struct cfg_ctx *x, const struct cfg_key *k,
+		    yaml_node_t *val, struct config *c)
+{
+	return cfg_boolean(x, k, val, &c->warm);
 }
 
 static int cfg_speculate(struct cfg_ctx *x, const struct cfg_key *k,
 			 yaml_node_t *val, struct config *c)
 {
-	int b = val->type == YAML_SCALAR_NODE ? cfg_bool(val) : -1;
-
-	if (b < 0)
-		return cfg_bad(x, k, val);
-	c->speculate = b;
-	return 0;
+	return cfg_boolean(x, k, val, &c->speculate);
 }
 
 static int cfg_cache(struct cfg_ctx *x, const struct cfg_key *k,
 		     yaml_node_t *val, struct config *c)
 {
-	int b = val->type == YAML_SCALAR_NODE ? cfg_bool(val) : -1;
-
-	if (b < 0)
-		return cfg_bad(x, k, val);
-	c->cache = b;
-	return 0;
+	return cfg_boolean(x, k, val, &c->cache);
 }
 
 static int cfg_cache_check(struct cfg_ctx *x, const struct cfg_key *k,
