@@ -61,7 +61,18 @@ t/helpers/%: t/helpers/%.c $(CORE_OBJ)
 
 TEST_HELPERS = $(patsubst %.c,%,$(wildcard t/helpers/*.c))
 
-test-build: all $(UNIT) $(TEST_HELPERS)
+# The plugin with its fault-injection hooks (plugin/fault.h) compiled in,
+# for the tests only: the files that use the hooks are built again with
+# -DASYNC_FAULTS, the rest is shared with the real plugin.
+FAULT_SRC = plugin/engine.c
+FAULT_PLUGIN = build/faults/$(PLUGIN)
+build/faults/%.o: %.c $(HEADERS)
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) -DASYNC_FAULTS -c -o $@ $<
+$(FAULT_PLUGIN): $(FAULT_SRC:%.c=build/faults/%.o) $(filter-out $(FAULT_SRC:.c=.o),$(PLUGIN_OBJ)) $(CORE_OBJ)
+	$(CC) $(ALL_CFLAGS) -shared -o $@ $^ $(ALL_LDFLAGS) $(YAML_LIBS) -lpthread
+
+test-build: all $(UNIT) $(TEST_HELPERS) $(FAULT_PLUGIN)
 
 # The whole suite: unit tests once, shell tests once per make under test,
 # then the sanitizer, valgrind and fuzz passes.
@@ -154,7 +165,7 @@ bench: all
 
 clean:
 	rm -f $(PLUGIN) $(WORKER) worker/*.o plugin/*.o config/*.o t/unit/*.t $(TEST_HELPERS)
-	rm -rf build/asan build/fuzz t/trash.*
+	rm -rf build/asan build/fuzz build/faults t/trash.*
 
 .PHONY: all check check-unit check-shell check-stress check-asan check-valgrind check-fuzz \
 	test-build install uninstall demo bench clean

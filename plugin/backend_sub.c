@@ -165,8 +165,10 @@ static int sub_submit(struct backend *b, int64_t id, const void *job, size_t len
 	struct inflight *f;
 
 	/* the engine may queue up to `workers` jobs ahead in the supervisor */
-	if (s->nfl >= 2 * s->workers)
+	if (s->nfl >= 2 * s->workers) {
+		errno = EAGAIN;
 		return -1;
+	}
 	if (s->to < 0 && sub_launch(s) < 0) {
 		sub_report_failed(id, RES_SPAWN_FAILED, 0, "the pool supervisor could not be started");
 		return 0;

@@ -16,6 +16,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "fault.h"
 #include "plugin.h"
 #include "trace.h"
 
@@ -251,6 +252,11 @@ void engine_submit(struct job *j)
 	E.st.submitted++;
 	if (j->dry || j->cached) {
 		j->state = JOB_DONE;
+	} else if (E.stopping) {
+		/* the I/O thread stopped (make is exiting): nothing would run it */
+		j->res.status = 125;
+		buf_addstr(&j->res.err, "asynccompile: not run: make was exiting\n");
+		j->state = JOB_DONE;
 	} else {
 		j->state = JOB_QUEUED;
 		j->next = NULL;
@@ -267,6 +273,8 @@ void engine_submit(struct job *j)
 
 static void engine_dispatch(struct job *j, enum job_slot slot, unsigned char tok)
 {
+	int rc;
+
 	E.qhead = j->next;
 	if (!E.qhead)
 		E.qtail = NULL;
@@ -276,10 +284,28 @@ static void engine_dispatch(struct job *j, enum job_slot slot, unsigned char tok
 	j->token = tok;
 	j->state = JOB_RUNNING;
 	j->dispatched_ns = proto_now_ns();
-	E.st.bytes_out += j->payload.len;
 	/* may report the job finished at once (e.g. no pool could start) */
-	E.backend->ops->submit(E.backend, j->id, j->payload.data, j->payload.len, j->retries);
+	rc = fault_hit("submit", j->name) ? (errno = ENOMEM, -1)
+		: E.backend->ops->submit(E.backend, j->id, j->payload.data, j->payload.len,
+					 j->retries);
+	if (rc == 0)
+		E.st.bytes_out += j->payload.len;
 	buf_release(&j->payload);
+	if (rc < 0) {
+		/*
+		 * Refused, not taken: a job left RUNNING here would hold its
+		 * slot for ever and its wait would never return.
+		 */
+		struct result_msg r;
+
+		memset(&r, 0, sizeof r);
+		r.status = 125;
+		r.worker = -1;
+		buf_addf(&r.err, "asynccompile: the pool refused the job (%s); not run\n",
+			 strerror(errno));
+		engine_on_result(j->id, &r);
+		result_msg_release(&r);
+	}
 }
 
 /*
@@ -433,6 +459,7 @@ void engine_on_started(int64_t id, const struct started_msg *m)
 		/* running = started by a worker, not merely handed to the pool */
 		E.st.running++;
 		engine_saw_running(m->running);
+		fault_started(j->name);
 	}
 }
 
@@ -496,7 +523,7 @@ void engine_on_result(int64_t id, struct result_msg *res)
  */
 static int engine_make_draining(void)
 {
-	return E.js_active && E.js.held && js_make_draining(&E.js);
+	return (E.js_active && E.js.held && js_make_draining(&E.js)) || fault_stop_now();
 }
 
 /* Stop every job and give every token back.  Lock held, I/O thread. */
@@ -508,19 +535,24 @@ static void engine_stop_all(void)
 		return;
 	E.backend->ops->destroy(E.backend, E.kill_grace_ms);
 	E.backend = NULL;
+	/* queued ones too: with the thread gone nothing would ever start them */
 	for (j = E.all_head; j; j = j->next_all) {
-		if (j->state == JOB_RUNNING) {
-			engine_release_slot(j);
-			engine_job_done(j);
-			j->res.status = 125;
-			buf_addstr(&j->res.err, "asynccompile: killed: make was exiting\n");
-		}
+		if (j->state == JOB_DONE)
+			continue;
+		engine_release_slot(j);
+		buf_addstr(&j->res.err, j->state == JOB_RUNNING
+			   ? "asynccompile: killed: make was exiting\n"
+			   : "asynccompile: not run: make was exiting\n");
+		j->res.status = 125;
+		engine_job_done(j);
 	}
 	while ((j = E.discarded)) {
 		E.discarded = j->next;
 		engine_release_slot(j);
 		engine_forget(j);
 	}
+	E.qhead = E.qtail = NULL;
+	E.st.queued = 0;
 	pthread_cond_broadcast(&E.done);
 }
 
@@ -613,6 +645,7 @@ int engine_start(const struct config *cfg, struct buf *err)
 	if (E.started)
 		return 0;
 	E.stopping = 0;
+	fault_init();
 	if (cfg->start_method != START_FORK) {
 		exe = spawn_find_worker(err);
 		if (!exe)

@@ -139,7 +139,10 @@ struct backend_ops {
 	int (*warm)(struct backend *b);
 	/* How many more jobs it can start now (negative: that many queued). */
 	int (*free_slots)(struct backend *b);
-	/* Send a job (payload is an encoded MSG_JOB, copied). */
+	/*
+	 * Send a job (payload is an encoded MSG_JOB, copied).  0: the backend
+	 * owns it and reports it; -1 with errno: refused, never reported.
+	 */
 	int (*submit)(struct backend *b, int64_t id, const void *job, size_t len, uint32_t retries);
 	/*
 	 * Stop a submitted job; its RESULT (RES_CANCELLED, or its real one if
