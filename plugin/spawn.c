@@ -9,6 +9,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "../worker/run.h"
 #include "../worker/worker.h"
 #include "plugin.h"
 
@@ -84,7 +85,7 @@ int spawn_fork_worker(int index, int board, int started_after_ms, int *to_child,
 		      int *from_child, pid_t *pid)
 {
 	int to[2], from[2];
-	pid_t p;
+	pid_t p, make_pid = getpid();
 
 	if (spawn_pipes(to, from) < 0)
 		return -1;
@@ -104,6 +105,14 @@ int spawn_fork_worker(int index, int board, int started_after_ms, int *to_child,
 			sigaction(s, &sa, NULL);
 		sigemptyset(&none);
 		sigprocmask(SIG_SETMASK, &none, NULL);
+		/*
+		 * As the exec'd worker does in its main(): EOF on the pipe from
+		 * make is not enough, anything holding a copy of its write end
+		 * (a child make forked before closing it) would keep this
+		 * worker and its job alive after make is gone.
+		 */
+		if (run_die_with_parent(make_pid, SIGTERM) < 0)
+			_exit(126);
 		if (dup2(to[0], 0) < 0 || dup2(from[1], 1) < 0 ||
 		    (board >= 0 && dup2(board, 3) < 0))
 			_exit(126);

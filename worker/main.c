@@ -10,13 +10,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
 #include "../config/config.h"
 #include "cache.h"
 #include "proto.h"
+#include "run.h"
 #include "store.h"
 #include "worker.h"
 
@@ -73,15 +73,11 @@ static void open_stdio(void)
 
 static void die_with_parent(void)
 {
-	pid_t parent = getppid();
-
-	if (prctl(PR_SET_PDEATHSIG, SIGTERM) < 0) {
-		perror("asynccompile-worker: prctl");
+	if (run_die_with_parent(getppid(), SIGTERM) < 0) {
+		if (errno != ESRCH)
+			perror("asynccompile-worker: prctl");
 		exit(1);
 	}
-	/* The parent may have died before the prctl() took effect. */
-	if (getppid() != parent)
-		exit(1);
 }
 
 static char *self_exe(const char *argv0)

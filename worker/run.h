@@ -117,6 +117,14 @@ int run_signals_drain(int fd);
 void run_reap_strays(int (*spare)(void *ctx, pid_t pid), void *ctx);
 /* Default dispositions back for the caught signals; both ends closed. */
 void run_signals_close(int fd);
+/*
+ * Have `sig` sent to this process when its parent dies (PR_SET_PDEATHSIG),
+ * then make sure `parent` (the parent's pid, as the parent saw it before
+ * fork, or as getppid() gave it before any wait) still is the parent: a
+ * parent that died before the prctl() would never send it.  0, or -1
+ * with errno (ESRCH: the parent is gone already).
+ */
+int run_die_with_parent(pid_t parent, int sig);
 
 /*
  * Output queue for a non-blocking descriptor, shared by the pool and the

@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -136,4 +137,17 @@ void run_signals_close(int fd)
 		close(wfd);
 	if (fd >= 0)
 		close(fd);
+}
+
+/* ---- parent death ---- */
+
+int run_die_with_parent(pid_t parent, int sig)
+{
+	if (prctl(PR_SET_PDEATHSIG, sig) < 0)
+		return -1;
+	if (getppid() != parent) {
+		errno = ESRCH;
+		return -1;
+	}
+	return 0;
 }
