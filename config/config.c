@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 #include <yaml.h>
 
@@ -293,17 +294,43 @@ int config_load_mem(const char *name, const void *data, size_t n,
 	return 0;
 }
 
+static const char *cfg_file_kind(mode_t m)
+{
+	return S_ISDIR(m) ? "not a regular file (a directory)" :
+	       S_ISFIFO(m) ? "not a regular file (a FIFO)" :
+	       S_ISCHR(m) ? "not a regular file (a character device)" :
+	       S_ISBLK(m) ? "not a regular file (a block device)" :
+	       S_ISSOCK(m) ? "not a regular file (a socket)" : "not a regular file";
+}
+
 int config_load_file(const char *path, struct config *c, struct buf *err)
 {
 	struct buf data = BUF_INIT;
+	struct stat st;
+	const char *bad = NULL;
 	int fd, rc = 0;
 
-	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+	/*
+	 * Without O_NONBLOCK, opening a FIFO waits for a writer: make
+	 * would hang for ever inside its function call.
+	 */
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
 	if (fd < 0) {
 		buf_addf(err, "%s: cannot open: %s", path, strerror(errno));
 		config_defaults(c);
 		return -1;
 	}
+	if (fstat(fd, &st) < 0)
+		bad = strerror(errno);
+	else if (!S_ISREG(st.st_mode))
+		bad = cfg_file_kind(st.st_mode);
+	if (bad) {
+		buf_addf(err, "%s: cannot read: %s", path, bad);
+		close(fd);
+		config_defaults(c);
+		return -1;
+	}
+	(void)fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK);
 	for (;;) {
 		ssize_t got;
 

@@ -76,6 +76,8 @@ void config_release(struct config *c);
 /*
  * Parse `path` into *c (which receives defaults for keys the file omits).
  * Returns 0, or -1 with one line in *err and *c left as config_defaults().
+ * Anything but a regular file (a FIFO, a directory, a device) is refused
+ * without blocking.
  */
 int config_load_file(const char *path, struct config *c, struct buf *err);
 /* Same, from memory; `name` is used in messages (the fuzz target uses this). */

@@ -154,4 +154,31 @@ ok "--print-config on a bad file: exit 1 and the message" \
 	sh -c '[ "$0" -eq 1 ] && grep -q "bad.yaml:1:1: unknown key" printed' "$rc"
 rm -f asynccompile.yaml
 
+# A config file that is a FIFO: open() would wait for a writer for ever.
+# A hang is a failure after 20 s, not a stuck suite.
+mkfifo asynccompile.yaml ff.yaml
+write_mk Makefile <<'EOF2'
+load @PLUGIN@
+$(async-try x,true)
+all: ; @:
+EOF2
+TEST_MAKE_TIMEOUT=20 run_make
+ok "./asynccompile.yaml a FIFO: make stops at once, exit 2" expect_eq 2 "$make_status" "make's exit status"
+ok "./asynccompile.yaml a FIFO: the error names the file" \
+	expect_grep "async-try: asynccompile.yaml: cannot read: not a regular file (a FIFO)" err
+rm asynccompile.yaml
+write_mk Makefile <<'EOF2'
+load @PLUGIN@
+$(async-config ff.yaml)
+all: ; @:
+EOF2
+TEST_MAKE_TIMEOUT=20 run_make
+ok "async-config FIFO: make stops at once, exit 2" expect_eq 2 "$make_status" "make's exit status"
+ok "async-config FIFO: the error names the file" \
+	expect_grep "async-config: ff.yaml: cannot read: not a regular file (a FIFO)" err
+timeout 20 "$W" --print-config ff.yaml >printed 2>&1; rc=$?
+ok "--print-config FIFO: exit 1 and the message" \
+	sh -c '[ "$0" -eq 1 ] && grep -q "ff.yaml: cannot read: not a regular file (a FIFO)" printed' "$rc"
+rm ff.yaml
+
 done_testing

@@ -487,12 +487,32 @@ static void test_files(void)
 	if (mkdir("adir", 0755) && errno != EEXIST)
 		perror("mkdir");
 	rc = config_load_file("adir", &c, &err);
-	ok(rc == -1 && !strcmp((char *)err.data, "adir: cannot read: Is a directory"),
+	ok(rc == -1 && !strcmp((char *)err.data, "adir: cannot read: not a regular file (a directory)"),
 	   "directory: %s", err.data);
 	ok(is_defaults(&c), "  result is the defaults");
 	config_release(&c);
 	buf_reset(&err);
 	rmdir("adir");
+
+	/* open() of a FIFO without a writer would block: the alarm ends a hang */
+	if (mkfifo("ff.yaml", 0644) && errno != EEXIST)
+		perror("mkfifo");
+	alarm(20);
+	rc = config_load_file("ff.yaml", &c, &err);
+	alarm(0);
+	ok(rc == -1 && !strcmp((char *)err.data, "ff.yaml: cannot read: not a regular file (a FIFO)"),
+	   "FIFO: refused at once: %s", err.data);
+	ok(is_defaults(&c), "  result is the defaults");
+	config_release(&c);
+	buf_reset(&err);
+	unlink("ff.yaml");
+
+	rc = config_load_file("/dev/null", &c, &err);
+	ok(rc == -1 && !strcmp((char *)err.data,
+			       "/dev/null: cannot read: not a regular file (a character device)"),
+	   "character device: %s", err.data);
+	config_release(&c);
+	buf_reset(&err);
 
 	buf_addstr(&big, "workers: 3\n");
 	while (big.len < (1 << 20) - 64)
