@@ -21,6 +21,23 @@ static int env_js_state;  /* 0 unknown, 1 usable, -1 not usable */
 
 /* ---- configuration discovery ---- */
 
+/*
+ * A variable's value, "" if it is not defined: expanding an undefined
+ * one would make `make --warn-undefined-variables` warn about a name
+ * the makefile never mentions (ASYNC_COMPILE_CONFIG, or @ outside a
+ * recipe).  make expands only the branch of $(if) it takes.
+ */
+static char *funcs_var(const char *name)
+{
+	struct buf b = BUF_INIT;
+	char *v;
+
+	buf_addf(&b, "$(if $(filter undefined,$(origin %s)),,$(%s))", name, name);
+	v = mk_expand((char *)b.data);
+	buf_release(&b);
+	return v;
+}
+
 static void funcs_fail(const char *fn, const char *msg)
 {
 	struct buf b = BUF_INIT;
@@ -58,7 +75,7 @@ static int funcs_load_config(const char *fn, const char *path)
  */
 static int funcs_discover(const char *fn)
 {
-	char *v = mk_expand("$(ASYNC_COMPILE_CONFIG)");
+	char *v = funcs_var("ASYNC_COMPILE_CONFIG");
 	const char *env = getenv("ASYNC_COMPILE_CONFIG");
 	struct stat st;
 	int r = 0;
@@ -85,7 +102,7 @@ static void funcs_config_find(const char *fn)
 	if (cfg_loaded && cfg_at_load) {
 		/* the makefile may have set ASYNC_COMPILE_CONFIG since load */
 		cfg_at_load = 0;
-		v = mk_expand("$(ASYNC_COMPILE_CONFIG)");
+		v = funcs_var("ASYNC_COMPILE_CONFIG");
 		if (*v && strcmp(v, cfg.source)) {
 			if (engine_started() && !engine_submitted())
 				engine_shutdown();
@@ -155,7 +172,7 @@ void funcs_warm_at_load(void)
 static void funcs_situation(const char *fn, struct situation *s)
 {
 	char *mf = mk_expand("$(MAKEFLAGS)");
-	char *at = mk_expand("$@");
+	char *at = funcs_var("@");
 	const char *envmf = getenv("MAKEFLAGS");
 	struct js_auth a;
 	struct buf warn = BUF_INIT;
@@ -498,7 +515,7 @@ char *funcs_wait(const char *nm, unsigned int argc, char **argv)
 	if (!nfail)
 		return NULL;
 
-	at = mk_expand("$@");
+	at = funcs_var("@");
 	in_recipe = *at != 0;
 	free(at);
 	if (!in_recipe) {
