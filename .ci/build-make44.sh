@@ -10,7 +10,10 @@
 # with the suite changed to trixie, so whatever mirror or proxy the host
 # is set up for is used and no host name is written down here.
 #
-# A second run is a no-op when the binary is already there and says 4.4.1.
+# The built source tree is kept in build/make-4.4.1/src: its tests/
+# directory is make's own test suite, which t/make-suite-compare.sh runs
+# with and without the plugin loaded.  A second run is a no-op when the
+# binary is already there and says 4.4.1 and the tree is there too.
 # Needs: apt, dpkg-dev (dpkg-source), a C compiler, make.  Runs without a
 # terminal or stdin.
 set -euo pipefail
@@ -32,8 +35,9 @@ is_wanted_make() { # path
 	"$1" --version 2>/dev/null </dev/null | head -n1 | grep -qx "GNU Make $want"
 }
 
-if is_wanted_make "$out/make"; then
-	say "cached: $out/make is GNU Make $want"
+if is_wanted_make "$out/make" && [ -f "$out/src/tests/run_make_tests.pl" ] &&
+	is_wanted_make "$out/src/make"; then
+	say "cached: $out/make is GNU Make $want, its built tree is $out/src"
 	exit 0
 fi
 
@@ -110,6 +114,9 @@ say "built in $((SECONDS - t0))s; features: $features"
 mkdir -p "$out"
 cp "$tree/make" "$out/make.tmp"
 mv -f "$out/make.tmp" "$out/make"
-# Only the binary is kept; a rebuild fetches afresh.
+# The built tree stays (make's test suite runs from it); the download,
+# the unpacked Debian packaging and apt's state go.
+rm -rf "$out/src"
+mv "$tree" "$out/src"
 rm -rf "$work" "$apt_dir"
-say "installed $out/make ($("$out/make" --version | head -n1))"
+say "installed $out/make ($("$out/make" --version | head -n1)) and its tree $out/src"
