@@ -1,5 +1,8 @@
 #!/bin/sh
-# make --warn-undefined-variables: the plugin never expands a variable the
+# What loading the plugin changes for a makefile, and nothing more (README,
+# "What loading the plugin adds"): two variables, the object in .LOADED, a
+# variable in make's process environment that recipes do not see.  Under
+# make --warn-undefined-variables the plugin never expands a variable the
 # makefile did not define (ASYNC_COMPILE_CONFIG, or $@ outside a recipe),
 # so the only warnings are about the makefile's own references.
 . "$(dirname "$0")/lib.sh"
@@ -53,5 +56,37 @@ EOF2
 run_make --warn-undefined-variables
 ok "a defined ASYNC_COMPILE_CONFIG still applies" expect_grep 'workers=3 .*config=var.yaml' out
 ok "a defined ASYNC_COMPILE_CONFIG: no warning" expect_eq "" "$(undefined_warnings)" "warnings"
+
+# The same makefile with and without the load.
+cat >body.mk <<'EOF2'
+$(info vars: $(sort $(.VARIABLES)))
+$(info loaded: $(.LOADED))
+$(info shell: $(sort $(shell env)))
+all: ; @env | sort
+EOF2
+{ echo 'load @PLUGIN@'; cat body.mk; } | write_mk Makefile
+run_make
+mv out with
+ok "loaded: make is fine" expect_make_ok
+cp body.mk Makefile
+run_make
+mv out without
+words() { sed -n "s/^$1: //p" "$2" | tr ' ' '\n' | sort; }
+ok "the variables added are async-stats and async-wait, none removed" \
+	expect_eq "async-stats async-wait" \
+	"$(words vars without >a; words vars with >b; diff a b | sed -n 's/^[<>] //p' | tr '\n' ' ' | sed 's/ $//')" \
+	"variables that differ"
+ok ".LOADED names the object" expect_eq "loaded: $ASYNC_PLUGIN" "$(grep '^loaded:' with)" ".LOADED"
+ok "a recipe's environment is the same" \
+	expect_eq "$(grep -v '^[a-z]*:' without)" "$(grep -v '^[a-z]*:' with)" "environment"
+# make 4.3's $(shell) runs with make's process environment, 4.4's with
+# the variables make exports
+case $(make_version) in
+4.3*) expect_shell=ASYNCCOMPILE_HELD_TOKENS ;;
+*) expect_shell= ;;
+esac
+ok "\$(shell)'s environment: ${expect_shell:-the same}" expect_eq "$expect_shell" \
+	"$(words shell without >a; words shell with >b; diff a b | sed -n 's/^[<>] //p' | sed 's/=.*//')" \
+	"variables that differ"
 
 done_testing
