@@ -311,26 +311,32 @@ void funcs_make_shell(char **shell, char ***flags)
 	free(f);
 }
 
+void funcs_job_msg(struct job_msg *m, const char *shell, char **flags, const char *cwd,
+		   const char *command, const char *input)
+{
+	memset(m, 0, sizeof *m);
+	m->shell = (char *)shell;
+	m->shellflags = flags;
+	m->command = (char *)command;
+	m->cwd = (char *)cwd;
+	m->env = cfg.env;
+	if (input) {
+		m->input = (unsigned char *)input;
+		m->input_len = strlen(input);
+		m->has_input = 1;
+	}
+	m->timeout_ms = cfg.timeout_ms;
+	m->kill_grace_ms = cfg.kill_grace_ms;
+	m->max_output = cfg.max_output;
+	m->retries = (uint32_t)cfg.retries;
+}
+
 void funcs_put_job(struct buf *payload, const char *shell, char **flags, const char *cwd,
 		   const char *command, const char *input)
 {
 	struct job_msg m;
 
-	memset(&m, 0, sizeof m);
-	m.shell = (char *)shell;
-	m.shellflags = flags;
-	m.command = (char *)command;
-	m.cwd = (char *)cwd;
-	m.env = cfg.env;
-	if (input) {
-		m.input = (unsigned char *)input;
-		m.input_len = strlen(input);
-		m.has_input = 1;
-	}
-	m.timeout_ms = cfg.timeout_ms;
-	m.kill_grace_ms = cfg.kill_grace_ms;
-	m.max_output = cfg.max_output;
-	m.retries = (uint32_t)cfg.retries;
+	funcs_job_msg(&m, shell, flags, cwd, command, input);
 	msg_put_job(payload, &m);
 }
 

@@ -41,6 +41,13 @@ const struct config *funcs_config_at_load(void);
 const char *funcs_cwd(void);
 /* $(SHELL) and $(.SHELLFLAGS) split as make splits them (malloc'd). */
 void funcs_make_shell(char **shell, char ***flags);
+/*
+ * A job as the pool would run it: the configuration's env, timeout and
+ * limits (fields borrowed from the arguments and the configuration).
+ */
+struct job_msg;
+void funcs_job_msg(struct job_msg *m, const char *shell, char **flags, const char *cwd,
+		   const char *command, const char *input);
 /* Encode a MSG_JOB with the configuration's env, timeout and limits. */
 void funcs_put_job(struct buf *payload, const char *shell, char **flags, const char *cwd,
 		   const char *command, const char *input);

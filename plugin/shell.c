@@ -23,6 +23,7 @@
 
 #include "../worker/cache.h"
 #include "../worker/record.h"
+#include "../worker/run.h"
 #include "../worker/store.h"
 #include "funcs.h"
 #include "plugin.h"
@@ -353,6 +354,8 @@ static int shell_make_43(void)
 	return old;
 }
 
+static const struct run_hooks shell_no_hooks = { .watch_fd = { -1, -1, -1, -1 } };
+
 static struct job *shell_take_spec(const struct buf *id, uint64_t h)
 {
 	for (size_t i = 0; i < S.nspec; i++) {
@@ -396,13 +399,27 @@ char *shell_func(const char *nm, unsigned int argc, char **argv)
 
 		if (cmdid_get(id.data, id.len, &c) < 0)
 			abort();
-		j = shell_new_job(JOB_SHELL, &c);
+		j = calloc(1, sizeof *j);
+		if (!j)
+			abort();
+		j->kind = JOB_SHELL;
 		shell_cache_lookup(cfg, j, c.shell, c.flags, c.command, NULL, NULL);
-		cmdid_release(&c);
 		if (!j->cached) {
-			engine_submit(j);
+			/*
+			 * Not speculated: run it now, here, as $(shell) does;
+			 * the pool would only add its hops to make's wait.
+			 * The runner is the workers' own, so the command gets
+			 * what a pool job gets (launch.h, run.h).
+			 */
+			struct job_msg msg;
+
+			funcs_job_msg(&msg, c.shell, c.flags, c.cwd, c.command, NULL);
+			run_job(&msg, &shell_no_hooks, &j->res);
+			shell_cache_keep(j);
 			S.misses++;
+			j->cached = 1; /* done: nothing to wait for */
 		}
+		cmdid_release(&c);
 	}
 	if (!j->cached) {
 		struct job **jobs = &j;
