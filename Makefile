@@ -106,7 +106,8 @@ STRESS_BASE = main
 STRESS_DEFAULT = t/unit/test-pool.t t/unit/test-board.t t/unit/test-run.t \
 	t/t0120-pool-timeout.sh t/t0130-pool-crash.sh t/t0140-pool-cleanup.sh \
 	t/t0220-jobserver-limits.sh t/t0230-jobserver-recursion.sh \
-	t/t0240-jobserver-reexec.sh t/t0500-faults.sh t/t0520-make-children.sh
+	t/t0240-jobserver-reexec.sh t/t0500-faults.sh t/t0510-faults-injected.sh \
+	t/t0520-make-children.sh t/t0530-faults-parent-death.sh
 STRESS_TESTS = default
 STRESS_LIST = $(strip \
 	$(if $(filter default,$(STRESS_TESTS)),$(STRESS_DEFAULT), \

@@ -110,12 +110,14 @@ static struct job *shell_new_job(enum job_kind kind, const struct cmdid *c)
 /*
  * What names "the same makefiles": directory, the makefiles read so far,
  * goals and command-line variables (a Kbuild sub-make's obj=DIR).  Read
- * through $(origin) so --warn-undefined-variables stays quiet.
+ * through $(origin) so --warn-undefined-variables stays quiet (loaded by
+ * --eval, before any makefile, even MAKEFILE_LIST is undefined).
  */
 static char *shell_run_key(void)
 {
 	char *v = mk_expand(
-		"$(MAKE_VERSION)|$(MAKEFILE_LIST)"
+		"$(MAKE_VERSION)"
+		"|$(if $(filter undefined,$(origin MAKEFILE_LIST)),,$(MAKEFILE_LIST))"
 		"|$(if $(filter undefined,$(origin MAKECMDGOALS)),,$(MAKECMDGOALS))"
 		"|$(if $(filter undefined,$(origin -*-command-variables-*-)),,"
 		"$(-*-command-variables-*-))");

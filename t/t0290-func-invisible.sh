@@ -44,6 +44,13 @@ ok "every function: the only warning is the makefile's own" \
 	expect_eq "Makefile:7: warning: undefined variable 'NOT_DEFINED_BY_ANYONE'" \
 	"$(undefined_warnings)" "warnings"
 
+# Loaded from the command line, before any makefile is read: then even
+# MAKEFILE_LIST is undefined.
+printf 'all: ; @:\n' >Makefile
+run_make --warn-undefined-variables "--eval=load $ASYNC_PLUGIN"
+ok "load by --eval: no warning" expect_eq "" "$(undefined_warnings)" "warnings"
+ok "load by --eval: make is fine" expect_make_ok
+
 # The make variable still selects the configuration when it is defined.
 printf 'start_method: %s\nworkers: 3\n' "${TEST_START_METHOD:-subprocess}" >var.yaml
 write_mk Makefile <<'EOF2'
