@@ -82,6 +82,22 @@ diag "deadlock scenario wall time: $(( (end - start) / 1000000 )) ms"
 ok "the deadlock scenario completes" expect_make_ok
 ok "the waiting recipe got its result" expect_grep '^b=ran$' out
 
+# The same with both of make's slots taken before the wait: x may not run
+# on the implicit slot while a and c run (make started a on that very
+# slot), only once both have ended, though make, blocked in the wait,
+# cannot reap them yet.  Never 3 at once under -j2, and no deadlock.
+{
+	echo "load $ASYNC_PLUGIN"
+	echo 'all: a c b'
+	printf 'a c: ; @%s\n' "$(span_cmd "$TRASH/log" '$@' 1)"
+	printf 'b: ; @$(async-try x,%s)$(async-wait x)echo b=$(x.status)\n' "$(span_cmd "$TRASH/log" x 0.2)"
+} >Makefile
+rm -f log
+TEST_MAKE_TIMEOUT=20 run_make -j2
+ok "make's two slots busy, a wait in a third recipe: completes" expect_make_ok
+ok "make's two slots busy: the waited job ran" expect_grep '^b=0$' out
+ok "make's two slots busy: never 3 at once under -j2" expect_overlap_le 2 log
+
 # Token accounting at exit after success, failure, -k and $(error).
 write_mk Makefile <<'EOF2'
 load @PLUGIN@
