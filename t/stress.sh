@@ -26,6 +26,10 @@ modes=${STRESS_MODES:-plain hog}
 logs=${STRESS_LOGS:-$root/build/stress}
 methods="subprocess spawn fork"
 mkdir -p "$logs" || exit 2
+# scratch directories of our own: a shared /tmp gets swept by others
+TMPDIR=$logs/tmp
+export TMPDIR
+mkdir -p "$TMPDIR" || exit 2
 report=$logs/report.txt
 : >"$report"
 hog_pids=

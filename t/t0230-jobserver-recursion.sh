@@ -23,11 +23,13 @@ if [ "$(make_version)" = 4.3 ]; then
 	skip "token return timing: needs a fifo jobserver (make 4.4)"
 else
 	# job 1 (implicit slot) waits until jobs 2-4 (tokens) have ended, then
-	# counts the tokens in the jobserver: all three must be back.
+	# counts the tokens in the jobserver: all three must be back while it
+	# still runs, long before the wait (fionread waits for them, bounded:
+	# each comes back a moment after its job's file appears).
 	write_mk Makefile <<'EOF2'
 load @PLUGIN@
 FIFO := $(patsubst --jobserver-auth=fifo:%,%,$(filter --jobserver-auth=fifo:%,$(MAKEFLAGS)))
-$(async-try long,while [ $$(ls done.* 2>/dev/null | wc -l) -lt 3 ]; do sleep 0.05; done; $(TEST_HELPERDIR)/fionread.py $(FIFO))
+$(async-try long,while [ $$(ls done.* 2>/dev/null | wc -l) -lt 3 ]; do sleep 0.05; done; $(TEST_HELPERDIR)/fionread.py $(FIFO) 3)
 $(foreach i,1 2 3,$(async-try short$i,touch done.$i))
 $(async-wait)
 $(info free-tokens=$(long.out) $(long.err))
