@@ -120,9 +120,14 @@ static int pb_grow(struct backend *b, int workers)
 	return pool_resize(((struct pb *)b)->pool, workers);
 }
 
+static int pb_owns(struct backend *b, pid_t pid)
+{
+	return pool_is_worker(((struct pb *)b)->pool, pid);
+}
+
 static const struct backend_ops pb_ops = {
 	pb_warm, pb_free_slots, pb_submit, pb_cancel, pb_pollfds, pb_events, pb_destroy,
-	pb_grow,
+	pb_grow, pb_owns,
 };
 
 struct backend *backend_pool_new(const char *worker_exe, int workers, int fork_mode, struct buf *err)

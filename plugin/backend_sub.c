@@ -413,9 +413,16 @@ static int sub_grow(struct backend *b, int workers)
 	return 0;
 }
 
+static int sub_owns(struct backend *b, pid_t pid)
+{
+	struct sub *s = (struct sub *)b;
+
+	return s->to >= 0 && pid == s->pid;
+}
+
 static const struct backend_ops sub_ops = {
 	sub_warm, sub_free_slots, sub_submit, sub_cancel, sub_pollfds, sub_events, sub_destroy,
-	sub_grow,
+	sub_grow, sub_owns,
 };
 
 struct backend *backend_subprocess_new(const char *worker_exe, int workers, struct buf *err)

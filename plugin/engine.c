@@ -17,12 +17,15 @@
 #include <unistd.h>
 
 #include "fault.h"
+#include "../worker/children.h"
 #include "plugin.h"
 #include "trace.h"
 
 #define HASH_SIZE 4096
 /* how often to look whether make started draining the jobserver */
 #define DRAIN_CHECK_MS 200
+/* how often to look whether make's last running child has ended */
+#define CHILDREN_CHECK_MS 10
 
 static struct engine {
 	pthread_mutex_t lock;
@@ -44,6 +47,10 @@ static struct engine {
 	int js_active;
 	int limit;                 /* jobs at once without a jobserver */
 	int implicit_busy;
+	int reading;               /* make is still reading its makefiles */
+	uint64_t wait_seq;         /* make's thread entered a wait this many times */
+	uint64_t make_idle_seq;    /* ... and in the wait_seq'th found make idle */
+	int watch_children;        /* look at make's children again soon */
 	int limit_running;         /* SLOT_LIMIT jobs running */
 	int want_token;            /* poll the jobserver for a token */
 	int64_t token_wait_since;
@@ -63,6 +70,7 @@ static struct engine {
 	.wake = { -1, -1 },
 	.js = { .rfd = -1, .wfd = -1, .make_wfd = -1 },
 	.limit = 1,
+	.reading = 1, /* make loads us while it reads a makefile */
 };
 
 void engine_log(const char *fmt, ...)
@@ -333,6 +341,60 @@ static int engine_grow(void)
 	return 0;
 }
 
+static int engine_owns(void *ctx, pid_t pid)
+{
+	(void)ctx;
+	return E.backend->ops->owns(E.backend, pid);
+}
+
+/*
+ * Lock held.  The queued job that may run on the implicit slot now, or
+ * NULL.  That slot is also make's own: make starts a child without a
+ * token whenever it has no other child running, so a job of ours on it
+ * while make runs a recipe is one job over -jN (a recursive make doing
+ * so at every level was several over).  The slot is ours only
+ *  - while make reads its makefiles (it starts no recipe then), or
+ *  - for a job make's thread is blocked on in a wait, once make has no
+ *    running child but the pool's own processes: blocked in our
+ *    function, make can start none, and the children it has can only
+ *    end.  Children that have ended count as gone although make cannot
+ *    reap them before the wait returns; that is what lets a wait finish
+ *    when its jobs need the tokens of make's finished children
+ *    (MAKE-FACTS, "Deadlock").
+ * The children's state is read from /proc, once per wait once it says
+ * idle; until then every CHILDREN_CHECK_MS.
+ */
+static struct job *engine_implicit_job(void)
+{
+	struct job *j;
+
+	if (E.implicit_busy || !E.qhead)
+		return NULL;
+	if (E.reading)
+		return E.qhead;
+	for (j = E.qhead; j && !j->in_wait; j = j->next)
+		;
+	if (!j || E.make_idle_seq == E.wait_seq)
+		return j;
+	if (children_running(engine_owns, NULL)) {
+		E.watch_children = 1;
+		return NULL;
+	}
+	E.make_idle_seq = E.wait_seq;
+	return j;
+}
+
+/* Lock held.  A queued job goes to the head of the queue. */
+static void engine_to_head(struct job *j)
+{
+	if (E.qhead != j && engine_unqueue(j)) {
+		j->next = E.qhead;
+		E.qhead = j;
+		if (!E.qtail)
+			E.qtail = j;
+	}
+}
+
 /* Start every queued job a slot and a worker are free for.  Lock held. */
 static void engine_schedule(void)
 {
@@ -344,17 +406,21 @@ static void engine_schedule(void)
 	 * thread.  Under a jobserver a token is only taken for a job that
 	 * starts now.
 	 */
-	int ahead = !E.js_active && E.limit >= E.workers && !engine_can_grow() ? E.workers : 0;
+	int ahead = !E.js_active && E.reading && E.limit >= E.workers && !engine_can_grow() ?
+		E.workers : 0;
 	int room = E.backend->ops->free_slots(E.backend) + ahead;
 
 	E.want_token = 0;
+	E.watch_children = 0;
 	/* no room: take a slot only if the pool can grow a worker for it */
 	for (; E.qhead && (room > 0 || engine_can_grow()); room = room > 0 ? room - 1 : 0) {
 		unsigned char tok = 0;
+		struct job *j = engine_implicit_job();
 
-		if (!E.implicit_busy) {
+		if (j) {
 			if (room <= 0 && engine_grow() < 0)
 				return;
+			engine_to_head(j);
 			E.implicit_busy = 1;
 			engine_dispatch(E.qhead, SLOT_IMPLICIT, 0);
 			continue;
@@ -587,6 +653,8 @@ static void *engine_main(void *arg)
 		if (E.js.held && E.js.make_wfd >= 0 &&
 		    (timeout < 0 || timeout > DRAIN_CHECK_MS))
 			timeout = DRAIN_CHECK_MS;
+		if (E.watch_children && (timeout < 0 || timeout > CHILDREN_CHECK_MS))
+			timeout = CHILDREN_CHECK_MS;
 		pthread_mutex_unlock(&E.lock);
 		if (poll(fds, n + nb, timeout) < 0 && errno != EINTR) {
 			/* EINVAL/ENOMEM: nothing better than to try again shortly */
@@ -690,6 +758,13 @@ int engine_start(const struct config *cfg, struct buf *err)
 	return 0;
 }
 
+void engine_makefiles_read(void)
+{
+	pthread_mutex_lock(&E.lock);
+	E.reading = 0;
+	pthread_mutex_unlock(&E.lock);
+}
+
 int engine_set_slots(const struct js_auth *a, int limit, struct buf *err)
 {
 	int ret = 0, old_limit, old_active;
@@ -756,10 +831,14 @@ void engine_wait(struct job ***jobs, size_t *n, int progress)
 				(*jobs)[(*n)++] = j;
 	}
 	E.wait_pending = 0;
+	E.wait_seq++;
 	for (i = 0; i < *n; i++) {
 		(*jobs)[i]->in_wait = 1;
 		E.wait_pending += (*jobs)[i]->state != JOB_DONE;
 	}
+	/* queued jobs of the set may now take the implicit slot */
+	if (E.wait_pending)
+		engine_wake();
 	for (i = 0; i < *n; i++) {
 		while ((*jobs)[i]->state != JOB_DONE) {
 			struct timespec ts;

@@ -60,7 +60,8 @@ void shell_load(void);
 char *shell_read_func(const char *nm, unsigned int argc, char **argv);
 /*
  * The makefiles have been read (or a recipe is being expanded): cancel
- * speculated jobs nobody asked for, write this run's record.  Idempotent.
+ * speculated jobs nobody asked for, write this run's record, and tell the
+ * engine (engine_makefiles_read).  Idempotent.
  */
 void shell_makefiles_read(void);
 /*

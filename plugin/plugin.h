@@ -82,6 +82,11 @@ unsigned long engine_submitted(void);
  * (the engine then runs one job at a time).
  */
 int engine_set_slots(const struct js_auth *a, int limit, struct buf *err);
+/*
+ * make has read its makefiles and may now run recipes: from here on the
+ * implicit slot serves only jobs make waits for (engine_implicit_job).
+ */
+void engine_makefiles_read(void);
 /* Find a job not yet waited for. */
 struct job *engine_find(const char *name);
 /* Hand a new job to the engine (which owns it from then on). */
@@ -158,6 +163,8 @@ struct backend_ops {
 	 * with; workers: auto).  The new ones start as jobs need them.  0 or -1.
 	 */
 	int (*grow)(struct backend *b, int workers);
+	/* Is pid a live process of the pool's that make's thread started (a worker, the supervisor)? */
+	int (*owns)(struct backend *b, pid_t pid);
 };
 
 /* backend_sub.c: one supervisor process multiplexing `workers` jobs. */

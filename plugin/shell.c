@@ -303,6 +303,7 @@ void shell_makefiles_read(void)
 {
 	struct buf rec = BUF_INIT, why = BUF_INIT;
 
+	engine_makefiles_read();
 	if (S.done)
 		return;
 	S.done = 1;

@@ -148,6 +148,11 @@ barrier_cmd() { # log dir n id
 max_overlap() { # log
 	sort -n "$1" | awk '{ cur += $2; if (cur > max) max = cur } END { print max + 0 }'
 }
+expect_overlap_le() { # n log: at most n spans of log overlap
+	[ "$(max_overlap "$2")" -le "$1" ] && return 0
+	echo "max overlap $(max_overlap "$2") > $1:"; sort -n "$2" | sed 's/^/  | /'
+	return 1
+}
 
 # flip_byte FILE OFFSET: invert every bit of one byte in place (a change
 # whatever the byte was).

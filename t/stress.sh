@@ -13,8 +13,8 @@
 #   TEST_MAKES    makes to run the shell tests under (default: make)
 #   STRESS_HOGS   CPU hogs (`yes >/dev/null`) in the loaded pass (default 1)
 #   STRESS_MODES  "plain hog" (default), or one of them
-#   STRESS_LOGS   where the output of failed runs is kept
-#                 (default build/stress)
+#   STRESS_LOGS   where the output and scratch directories of failed
+#                 runs are kept (default build/stress)
 # Exits 1 if any run failed.
 set -u
 [ $# -ge 2 ] || { echo "usage: $0 RUNS TEST..." >&2; exit 2; }
@@ -26,6 +26,11 @@ modes=${STRESS_MODES:-plain hog}
 logs=${STRESS_LOGS:-$root/build/stress}
 methods="subprocess spawn fork"
 mkdir -p "$logs" || exit 2
+# scratch directories of our own (a shared /tmp gets swept by others),
+# kept for a run that failed
+TMPDIR=$logs/tmp
+TEST_KEEP=1
+export TMPDIR TEST_KEEP
 report=$logs/report.txt
 : >"$report"
 hog_pids=
@@ -76,10 +81,13 @@ for mode in $modes; do
 				m=$(echo $methods | cut -d' ' -f$(( (n - 1) % 3 + 1 )))
 				case $name in t00*|t01*|*.t) m= ;; esac
 				log=$logs/$name.$mks.$mode.$n.log
+				rm -rf "$TMPDIR"
+				mkdir -p "$TMPDIR" || exit 2
 				if run_one "$root/$t" "$mk" "$m" "$log"; then
 					rm -f "$log"
 				else
 					fails=$((fails + 1))
+					mv "$TMPDIR" "${log%.log}.scratch"
 					echo "FAIL: $t ($mks, $mode, run $n${m:+, $m}): $log" >&2
 				fi
 			done

@@ -23,11 +23,13 @@ if [ "$(make_version)" = 4.3 ]; then
 	skip "token return timing: needs a fifo jobserver (make 4.4)"
 else
 	# job 1 (implicit slot) waits until jobs 2-4 (tokens) have ended, then
-	# counts the tokens in the jobserver: all three must be back.
+	# counts the tokens in the jobserver: all three must be back while it
+	# still runs, long before the wait (fionread waits for them, bounded:
+	# each comes back a moment after its job's file appears).
 	write_mk Makefile <<'EOF2'
 load @PLUGIN@
 FIFO := $(patsubst --jobserver-auth=fifo:%,%,$(filter --jobserver-auth=fifo:%,$(MAKEFLAGS)))
-$(async-try long,while [ $$(ls done.* 2>/dev/null | wc -l) -lt 3 ]; do sleep 0.05; done; $(TEST_HELPERDIR)/fionread.py $(FIFO))
+$(async-try long,while [ $$(ls done.* 2>/dev/null | wc -l) -lt 3 ]; do sleep 0.05; done; $(TEST_HELPERDIR)/fionread.py $(FIFO) 3)
 $(foreach i,1 2 3,$(async-try short$i,touch done.$i))
 $(async-wait)
 $(info free-tokens=$(long.out) $(long.err))
@@ -62,10 +64,34 @@ rm -f log; run_make -s -j3
 ok "recursive makes sharing a jobserver succeed" expect_make_ok
 n=$(max_overlap log)
 diag "max overlap, -j3, top make + 2 sub-makes: $n"
-# 3 slots, of which the two sub-make processes hold two, plus one
-# implicit slot for each of the three plugin instances.
-ok "recursive: concurrency stays within the shared budget" test "$n" -le 4
+# 3 slots, of which the two sub-make processes hold two; a plugin takes
+# its make's implicit slot only while that make runs no child.
+ok "recursive: concurrency stays within the shared budget" test "$n" -le 3
 ok "recursive: every job ran" expect_eq 28 "$(wc -l <log | tr -d ' ')"
+
+# A chain of six makes, each queuing six build steps and then recursing
+# while they run (the steps wait at the end).  make runs each sub-make on
+# its implicit slot: the plugin of that make must not use the same slot
+# meanwhile, or every level runs one job too many (it ran 7 at once under
+# -j2, 9 under -j4).  Only a make blocked in its wait with no running
+# child lends the slot to the plugin.
+write_mk chain.mk <<'EOF2'
+load @PLUGIN@
+L ?= 1
+all: work
+	$(async-wait)
+work:
+	$(foreach i,1 2 3 4 5 6,$(async-compile L$(L).$i,SPAN))
+	$(if $(filter-out 6,$(L)),+$(MAKE) -f chain.mk L=$(word $(L),2 3 4 5 6))
+EOF2
+sed -i "s|SPAN|$(span_cmd "$TRASH/log" 'L$(L).$i' 0.2)|" chain.mk
+for j in 2 4; do
+	rm -f log; run_make -s -j$j -f chain.mk
+	ok "6-level chain, -j$j: succeeds" expect_make_ok
+	diag "6-level chain, -j$j: max overlap $(max_overlap log)"
+	ok "6-level chain, -j$j: never more than $j jobs at once" expect_overlap_le $j log
+	ok "6-level chain, -j$j: all 36 jobs ran" expect_eq 72 "$(wc -l <log | tr -d ' ')"
+done
 
 if [ "$(make_version)" = 4.3 ]; then
 	# Not marked recursive ('+' or $(MAKE)): make 4.3 closes the

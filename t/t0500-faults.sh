@@ -45,23 +45,25 @@ ok "retries exhausted: no token message, make exits 2" sh -c '[ "$0" -eq 2 ] && 
 ok "retries exhausted: neither crashed job is left running" none_left 1010.$M
 
 if [ "$sm" = subprocess ]; then
-	# Kill the supervisor while six jobs are queued or running.
+	# Kill the supervisor while six jobs are queued or running: each job
+	# holds on (at most 10 s) until the supervisor has been killed, so
+	# none can finish first; a re-run finds `killed` and goes on.
 	write_config "workers: 2" "retries: 1"
 	write_mk Makefile <<'EOF2'
 load @PLUGIN@
-$(foreach i,1 2 3 4 5 6,$(async-try j$i,touch started.$i; sleep 0.3; echo ok$i))
+$(foreach i,1 2 3 4 5 6,$(async-try j$i,touch started.$i; n=0; while [ ! -e killed ] && [ $$n -lt 200 ]; do sleep 0.05; n=$$((n + 1)); done; echo ok$i))
 $(async-wait)
 $(info results=$(foreach i,1 2 3 4 5 6,$(j$i.status)$(j$i.out)))
 all: ; @:
 EOF2
-	rm -f started.*
+	rm -f started.* killed
 	# only this test's supervisor: the one working in this directory
 	kill_my_supervisor() {
 		for p in $(pgrep -f "asynccompile-worker --supervise"); do
 			[ "$(readlink "/proc/$p/cwd")" = "$TRASH" ] && kill -KILL "$p"
 		done
 	}
-	( wait_until test -e started.1 && kill_my_supervisor ) &
+	( wait_until test -e started.1 && kill_my_supervisor; touch killed ) &
 	killer=$!
 	run_make -j2
 	wait $killer

@@ -187,12 +187,14 @@ ok "async-probes-wait leaves other jobs alone" expect_make_ok
 ok "the makefile's job waited for its own wait" \
 	expect_eq "[] [-Wall] [] [0] [-Wextra]" "$(cat result 2>&1)"
 
-# The probes really run at the same time: a compiler that takes a while
-# and logs when it runs.
+# The probes really run at the same time: a compiler that logs when it
+# runs and waits (at most 30 s) until four of its kind have started.
 cat >slowcc <<EOF
 #!/bin/sh
 echo "\$(date +%s%N) +1" >>"$TRASH/spans"
-sleep 1
+mkdir -p "$TRASH/bar" && touch "$TRASH/bar/\$\$"
+i=0
+while [ \$(ls "$TRASH/bar" | wc -l) -lt 4 ] && [ \$i -lt 600 ]; do sleep 0.05; i=\$((i + 1)); done
 echo "\$(date +%s%N) -1" >>"$TRASH/spans"
 exec gcc "\$@"
 EOF
@@ -205,7 +207,7 @@ $(async-probes-wait)
 $(file >result,$(call cc-options-result,-Wall -Wextra -Wshadow -fno-such-flag-xyz))
 all: ; @:
 EOF
-rm -f spans
+rm -rf spans bar
 run_make -j4
 ok "slow probes give the same answers" expect_eq "-Wall -Wextra -Wshadow" "$(cat result 2>&1)"
 ok "-j4: four probes ran at once" expect_eq 4 "$(max_overlap spans)" "max overlap"
