@@ -653,12 +653,15 @@ def workload_linux(o):
                 cwd=trees["dropin"], env=envs["warm"]),
         Variant("first", "drop-in, first run (record deleted before each)", [MAKE] + goal,
                 prep=lambda: forget(stores["first"]), cwd=trees["dropin"], env=envs["first"]),
+        Variant("cold", "ref: drop-in, warm record, config warm: false", [MAKE] + goal,
+                cwd=trees["dropin"], env=dict(envs["warm"], ASYNC_COMPILE_CONFIG=o.cfg_cold)),
         Variant("kv", "ref: stock make kernelversion (reads no probes)", [MAKE, "kernelversion"],
                 cwd=trees["stock"], env=o.env),
     ]
     _, others = timed(vs, ROUNDS, WARMUP)
     med, pr = paired_table(vs, vs[0])
-    say(*(RATIO_NOTE % "stock").split("\n"), *background(others).split("\n"))
+    say(*(RATIO_NOTE % "stock").split("\n"), *pool_note(trees["stock"], o.env, ["scripts_basic"], stores["warm"]),
+        *background(others).split("\n"))
 
     fc = FlagsCheck(d, LINUX_FLAGS, ["scripts_basic"])
     stock, runs = fc.compare(trees["stock"], o.env, trees["dropin"], stores["check"], envs["check"])
@@ -695,6 +698,19 @@ def cmd_files(tree):
                 with open(p, errors="replace") as fh:
                     found[os.path.relpath(p, tree)] = fh.read().replace(tree, "<tree>")
     return found
+
+
+def pool_note(tree, env, goals, store):
+    """What the `warm: false` reference row is about: how many Kbuild
+    sub-makes (`make -f scripts/Makefile.build obj=DIR`, counted from the
+    commands V=1 prints) a no-op runs, each loading the plugin, and how
+    many makes keep a record (they called $(async-shell))."""
+    out = quiet_run([MAKE, "-j%d" % J, "V=1"] + goals, tree, env, "make V=1 (counting sub-makes)")
+    subs = sum(1 for line in out.splitlines() if "Makefile.build obj=" in line)
+    records = len(os.listdir(os.path.join(store, "asynccompile")))
+    return ["  warm: false: a make starts its pool at its first job, not at load; this no-op runs %d"
+            % subs, "  Kbuild sub-make(s) besides the top make, each loading the plugin; %d record(s) in the store"
+            % records, "  (makes that called $(async-shell))"]
 
 
 def workload_busybox(o):
@@ -737,16 +753,19 @@ def workload_busybox(o):
             p for p in set(cmds["stock"]) | set(cmds["dropin"])
             if cmds["stock"].get(p) != cmds["dropin"].get(p)))[:400]))
 
+    note = pool_note(trees["stock"], o.env, [], stores["warm"])
     argv = [MAKE, "-j%d" % J]
     vs = [
         Variant("stock", "stock: make -j%d, no-op [baseline]" % J, argv, cwd=trees["stock"], env=o.env),
         Variant("warm", "drop-in, warm (the last run's record)", argv, cwd=trees["dropin"], env=envs["warm"]),
         Variant("first", "drop-in, first run (record deleted before each)", argv,
                 prep=lambda: forget(stores["first"]), cwd=trees["dropin"], env=envs["first"]),
+        Variant("cold", "ref: drop-in, warm record, config warm: false", argv, cwd=trees["dropin"],
+                env=dict(envs["warm"], ASYNC_COMPILE_CONFIG=o.cfg_cold)),
     ]
     _, others = timed(vs, ROUNDS, WARMUP)
     med, pr = paired_table(vs, vs[0])
-    say(*(RATIO_NOTE % "stock").split("\n"), *background(others).split("\n"))
+    say(*(RATIO_NOTE % "stock").split("\n"), *note, *background(others).split("\n"))
     fc = FlagsCheck(d, BUSYBOX_FLAGS, [])
     stock, runs = fc.compare(trees["stock"], o.env, trees["dropin"], stores["check"], envs["check"])
     same = fc.report(stock, runs)
@@ -789,12 +808,16 @@ def main():
     o = ap.parse_args()
     o.plugin = os.path.join(o.top, "asynccompile.so")
     os.makedirs(o.out, exist_ok=True)
-    def cfg_for(method):
-        path = os.path.join(o.out, "bench-%s.yaml" % method)
-        write(path, "# written by bench/bench.py\nworkers: %d\nstart_method: %s\n" % (J, method))
+    def cfg_for(method, more=""):
+        path = os.path.join(o.out, "bench-%s%s.yaml" % (method, more and "-" + more.split(":")[0]))
+        write(path, "# written by bench/bench.py\nworkers: %d\nstart_method: %s\n%s" % (J, method, more))
         return path
     o.cfg_for = cfg_for
     cfg = cfg_for(START)
+    # The default, `warm: true`, starts a pool at every load, also in the
+    # Kbuild sub-makes that never call $(async-shell): workloads 5 and 6
+    # show what that costs in a reference row.
+    o.cfg_cold = cfg_for(START, "warm: false\n")
     o.env = bench_env(cfg)
 
     say("asynccompile benchmarks  %s" % datetime.datetime.now().strftime("%Y-%m-%d %H:%M:%S %z").strip(),
