@@ -25,8 +25,21 @@ fetch() { # debian-source-package -> prints the unpacked tree, or nothing
 }
 busybox=$(fetch busybox)
 lua=$(fetch lua5.4)
+# Workload 5 only: 150 MB to download, 1.7 GB unpacked (kept in bench/out).
+linux_version=6.12
+linux=
+case " ${BENCH_ONLY:-5} " in
+*" 5 "*)
+	linux=$(sh "$top/bench/fetch-linux.sh" "$linux_version" "$out/src/linux" | tail -n1)
+	if [ -z "$linux" ] || [ ! -d "$linux" ]; then
+		echo "bench: WARNING: could not fetch linux-source-$linux_version; workload 5 is skipped" >&2
+		linux=
+	fi
+	;;
+esac
 
-python3 "$top/bench/bench.py" --top "$top" --out "$out" --busybox "$busybox" --lua "$lua"
+python3 "$top/bench/bench.py" --top "$top" --out "$out" --busybox "$busybox" --lua "$lua" \
+	--linux "$linux" --linux-version "$linux_version"
 rc=$?
 echo "bench: total time $(( $(date +%s) - start ))s"
 exit $rc
