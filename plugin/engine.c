@@ -16,8 +16,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "fault.h"
 #include "../worker/children.h"
+#include "fault.h"
 #include "plugin.h"
 #include "trace.h"
 
