@@ -216,6 +216,15 @@ static void engine_dispatch(struct job *j, enum job_slot slot, unsigned char tok
 	buf_release(&j->payload);
 }
 
+/* A token taken from E.js goes back, unless fatal.c's handler did that. */
+static void engine_give_back(unsigned char tok)
+{
+	if (!reexec_hold(tok, -1))
+		js_forget(&E.js);
+	else if (js_release(&E.js, tok) < 0)
+		engine_log("could not give a jobserver token back: %s", strerror(errno));
+}
+
 /* Start every queued job a slot is free for.  Lock held. */
 static void engine_schedule(void)
 {
@@ -230,6 +239,8 @@ static void engine_schedule(void)
 	int room = E.backend->ops->free_slots(E.backend) + ahead;
 
 	E.want_token = 0;
+	if (fatal_dying())
+		return;
 	for (; E.qhead && room > 0; room--) {
 		unsigned char tok = 0;
 
@@ -249,6 +260,11 @@ static void engine_schedule(void)
 
 			if (r == 1) {
 				reexec_hold(tok, 1);
+				/* the handler may have run between read() and record */
+				if (fatal_dying()) {
+					engine_give_back(tok);
+					return;
+				}
 				if (E.qhead->token_wait_start) {
 					E.qhead->token_wait_ns += proto_now_ns() - E.qhead->token_wait_start;
 					E.qhead->token_wait_start = 0;
@@ -295,9 +311,7 @@ static void engine_release_slot(struct job *j)
 		E.implicit_busy = 0;
 		break;
 	case SLOT_TOKEN:
-		reexec_hold(j->token, -1);
-		if (js_release(&E.js, j->token) < 0)
-			engine_log("could not give a jobserver token back: %s", strerror(errno));
+		engine_give_back(j->token);
 		break;
 	case SLOT_LIMIT:
 		E.limit_running--;
@@ -445,6 +459,12 @@ static void *engine_main(void *arg)
 				;
 			E.wake_sent = 0;
 		}
+		/* make is dying of a signal (fatal.c): end the pool, restart nothing */
+		if (fatal_dying()) {
+			engine_stop_all();
+			E.stopping = 1;
+			break;
+		}
 		/* a readable jobserver is retried by engine_schedule() */
 		E.backend->ops->events(E.backend, fds + n, nb);
 		if (engine_make_draining()) {
@@ -509,6 +529,7 @@ int engine_start(const struct config *cfg, struct buf *err)
 	E.kill_grace_ms = cfg->kill_grace_ms;
 	E.workers = workers;
 	E.trace = cfg->trace && *cfg->trace ? strdup(cfg->trace) : NULL;
+	reexec_jobserver(&E.js);
 	if (cfg->warm && E.backend->ops->warm(E.backend) < 0)
 		engine_log("could not start the worker pool early; will retry at the first job");
 	/* make's signal handlers must run on make's thread only */
@@ -527,6 +548,7 @@ int engine_start(const struct config *cfg, struct buf *err)
 		E.trace = NULL;
 		return -1;
 	}
+	fatal_set_wake(E.wake[1]);
 	E.started = 1;
 	return 0;
 }
@@ -667,6 +689,7 @@ void engine_shutdown(void)
 	trace_reset();
 	free(E.trace);
 	E.trace = NULL;
+	fatal_set_wake(-1);
 	close(E.wake[0]);
 	close(E.wake[1]);
 	E.wake[0] = E.wake[1] = -1;
