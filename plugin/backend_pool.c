@@ -3,6 +3,7 @@
  * itself (worker/pool.c), starting each worker as the worker executable
  * (spawn) or as a fork of make's own image (fork).
  */
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -33,6 +34,10 @@ static int pb_start(void *ctx, int index, int *to, int *from, pid_t *pid)
 	char *argv[] = { b->exe, "--worker", ibuf, "--started-after", abuf,
 			 board >= 0 ? "--pid-board" : NULL, "3", NULL };
 
+	if (fatal_dying()) {
+		errno = ECANCELED; /* make is exiting: no worker is replaced */
+		return -1;
+	}
 	if (b->fork_mode)
 		return spawn_fork_worker(index, board, after, to, from, pid);
 	snprintf(ibuf, sizeof ibuf, "%d", index);

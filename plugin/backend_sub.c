@@ -110,6 +110,10 @@ static void sub_died(struct sub *s, const char *why)
 {
 	sub_close(s);
 	s->deaths++;
+	if (fatal_dying()) {
+		sub_fail_all(s, "make is exiting (fatal signal); the pool supervisor is not restarted");
+		return;
+	}
 	if (s->nfl == 0 && s->deaths <= SUB_MAX_RESTARTS) {
 		/* nothing lost; start lazily on the next job */
 		engine_log("pool supervisor %d stopped (%s)", (int)s->pid, why);

@@ -211,15 +211,13 @@ static int engine_unqueue(struct job *j)
 	return 1;
 }
 
+static void engine_to_head(struct job *j);
+
 void engine_promote(struct job *j)
 {
 	pthread_mutex_lock(&E.lock);
-	if (j->state == JOB_QUEUED && E.qhead != j && engine_unqueue(j)) {
-		j->next = E.qhead;
-		E.qhead = j;
-		if (!E.qtail)
-			E.qtail = j;
-	}
+	if (j->state == JOB_QUEUED)
+		engine_to_head(j);
 	pthread_mutex_unlock(&E.lock);
 }
 
@@ -395,6 +393,15 @@ static void engine_to_head(struct job *j)
 	}
 }
 
+/* A token taken from E.js goes back, unless fatal.c's handler did that. */
+static void engine_give_back(unsigned char tok)
+{
+	if (!reexec_hold(tok, -1))
+		js_forget(&E.js);
+	else if (js_release(&E.js, tok) < 0)
+		engine_log("could not give a jobserver token back: %s", strerror(errno));
+}
+
 /* Start every queued job a slot and a worker are free for.  Lock held. */
 static void engine_schedule(void)
 {
@@ -412,6 +419,8 @@ static void engine_schedule(void)
 
 	E.want_token = 0;
 	E.watch_children = 0;
+	if (fatal_dying())
+		return;
 	/* no room: take a slot only if the pool can grow a worker for it */
 	for (; E.qhead && (room > 0 || engine_can_grow()); room = room > 0 ? room - 1 : 0) {
 		unsigned char tok = 0;
@@ -436,11 +445,9 @@ static void engine_schedule(void)
 
 			if (r == 1) {
 				reexec_hold(tok, 1);
-				if (room <= 0 && engine_grow() < 0) {
-					reexec_hold(tok, -1);
-					if (js_release(&E.js, tok) < 0)
-						engine_log("could not give a jobserver token back: %s",
-							   strerror(errno));
+				/* the handler may have run between read() and record */
+				if (fatal_dying() || (room <= 0 && engine_grow() < 0)) {
+					engine_give_back(tok);
 					return;
 				}
 				if (E.qhead->token_wait_start) {
@@ -491,9 +498,7 @@ static void engine_release_slot(struct job *j)
 		E.implicit_busy = 0;
 		break;
 	case SLOT_TOKEN:
-		reexec_hold(j->token, -1);
-		if (js_release(&E.js, j->token) < 0)
-			engine_log("could not give a jobserver token back: %s", strerror(errno));
+		engine_give_back(j->token);
 		break;
 	case SLOT_LIMIT:
 		E.limit_running--;
@@ -670,6 +675,12 @@ static void *engine_main(void *arg)
 				;
 			E.wake_sent = 0;
 		}
+		/* make is dying of a signal (fatal.c): end the pool, restart nothing */
+		if (fatal_dying()) {
+			engine_stop_all();
+			E.stopping = 1;
+			break;
+		}
 		/* a readable jobserver is retried by engine_schedule() */
 		E.backend->ops->events(E.backend, fds + n, nb);
 		if (engine_make_draining()) {
@@ -736,6 +747,7 @@ int engine_start(const struct config *cfg, struct buf *err)
 	E.workers = workers;
 	E.workers_max = config_workers_max(cfg);
 	E.trace = cfg->trace && *cfg->trace ? strdup(cfg->trace) : NULL;
+	reexec_jobserver(&E.js);
 	if (cfg->warm && E.backend->ops->warm(E.backend) < 0)
 		engine_log("could not start the worker pool early; will retry at the first job");
 	/* make's signal handlers must run on make's thread only */
@@ -754,6 +766,7 @@ int engine_start(const struct config *cfg, struct buf *err)
 		E.trace = NULL;
 		return -1;
 	}
+	fatal_set_wake(E.wake[1]);
 	E.started = 1;
 	return 0;
 }
@@ -909,6 +922,7 @@ void engine_shutdown(void)
 	trace_reset();
 	free(E.trace);
 	E.trace = NULL;
+	fatal_set_wake(-1);
 	close(E.wake[0]);
 	close(E.wake[1]);
 	E.wake[0] = E.wake[1] = -1;

@@ -530,7 +530,14 @@ char *funcs_wait(const char *nm, unsigned int argc, char **argv)
 			 nfail == 1 ? "" : "s", (char *)fail.data);
 		mk_error((char *)b.data);
 	}
-	/* inside a recipe: a failing line, so -k, -i and .DELETE_ON_ERROR apply */
+	/*
+	 * Inside a recipe: a failing command, so -k, -i and .DELETE_ON_ERROR
+	 * apply.  make ends a command at every newline of an expanded line,
+	 * even inside quotes, and reads the @-+ prefixes of each piece anew:
+	 * the newlines make `exit N` a command of its own wherever the wait
+	 * sits on the line (after arguments, inside quotes, after ||).  The
+	 * blank keeps a backslash before the wait from joining the lines.
+	 */
 	{
 		struct buf b = BUF_INIT;
 		char *r;
@@ -539,7 +546,7 @@ char *funcs_wait(const char *nm, unsigned int argc, char **argv)
 			 nfail == 1 ? "" : "s", (char *)fail.data);
 		mk_print(2, b.data, b.len);
 		buf_reset(&b);
-		buf_addf(&b, "@exit %d", first_status > 0 && first_status < 256 ? first_status : 1);
+		buf_addf(&b, " \n@exit %d\n", first_status > 0 && first_status < 256 ? first_status : 1);
 		r = mk_result((char *)b.data);
 		buf_release(&b);
 		buf_release(&fail);

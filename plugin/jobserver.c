@@ -314,8 +314,7 @@ int js_open(struct jobserver *js, const struct js_auth *a, struct buf *err)
 	return 0;
 }
 
-/* A write end of the same pipe/fifo, or -1. */
-static int js_open_write(struct jobserver *js)
+int js_write_end(const struct jobserver *js)
 {
 	struct stat st;
 	int fd;
@@ -344,7 +343,7 @@ int js_try_acquire(struct jobserver *js, unsigned char *tok)
 		return -1;
 	}
 	if (js->wfd < 0) {
-		js->wfd = js_open_write(js);
+		js->wfd = js_write_end(js);
 		if (js->wfd < 0)
 			return -1;
 	}
@@ -380,12 +379,16 @@ int js_release(struct jobserver *js, unsigned char tok)
 	while (n < 0 && errno == EINTR);
 	if (n != 1)
 		ret = -1;
-	js->held--;
-	if (!js->held) {
+	js_forget(js);
+	return ret;
+}
+
+void js_forget(struct jobserver *js)
+{
+	if (js->held && !--js->held && js->wfd >= 0) {
 		close(js->wfd);
 		js->wfd = -1;
 	}
-	return ret;
 }
 
 void js_close(struct jobserver *js)
@@ -407,7 +410,7 @@ int js_give_back(const struct js_auth *a, const unsigned char *tok, size_t n)
 	struct buf err = BUF_INIT;
 	int fd = -1, r = -1;
 
-	if (js_open(&js, a, &err) == 0 && (fd = js_open_write(&js)) >= 0) {
+	if (js_open(&js, a, &err) == 0 && (fd = js_write_end(&js)) >= 0) {
 		r = 0;
 		while (n) {
 			ssize_t w = write(fd, tok, n);

@@ -93,6 +93,13 @@ int js_open(struct jobserver *js, const struct js_auth *a, struct buf *err);
 int js_try_acquire(struct jobserver *js, unsigned char *tok);
 /* Give back a token read by js_try_acquire.  0, or -1 (errno). */
 int js_release(struct jobserver *js, unsigned char tok);
+/* A token someone else gave back for us (a signal handler): count it as released. */
+void js_forget(struct jobserver *js);
+/*
+ * A new write end of js, close-on-exec, or -1: the caller closes it.
+ * Async-signal-safe; reads only what js_open() set.
+ */
+int js_write_end(const struct jobserver *js);
 /*
  * The top-level make closes its write end when it starts reading every
  * token back at exit: true once make_wfd no longer is this jobserver.

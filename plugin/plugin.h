@@ -126,12 +126,32 @@ void engine_log(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 /*
  * reexec.c: tokens held when a sub-make re-executes itself, given back by
- * the plugin in the new image.  reexec_init: once, on make's thread, at
- * load, before the engine runs.  reexec_hold: with engine.lock held, for
- * every token taken (+1) or given back (-1).
+ * the plugin in the new image, or by a fatal signal's handler.
+ * reexec_init: once, on make's thread, at load, before the engine runs.
+ * reexec_jobserver: the jobserver every held token comes from (the
+ * engine's), before the first one is taken.  reexec_hold: with
+ * engine.lock held, for every token taken (+1) or to be given back (-1);
+ * for -1 it returns 1 when the caller writes the byte back, 0 when
+ * reexec_give_back_held() already did (then js_forget() it).
+ * reexec_give_back_held: async-signal-safe; gives back every token held.
  */
 void reexec_init(void);
-void reexec_hold(unsigned char tok, int delta);
+void reexec_jobserver(const struct jobserver *js);
+int reexec_hold(unsigned char tok, int delta);
+void reexec_give_back_held(void);
+
+/*
+ * fatal.c: make's fatal signals (HUP, INT, QUIT, TERM, XCPU, XFSZ).
+ * fatal_init: at load, on make's thread: a handler in front of make's that
+ * gives back the held tokens, marks the plugin dying and writes a byte to
+ * the descriptor of fatal_set_wake (the I/O thread's wake pipe; -1:
+ * none).  fatal_dying: from then on no token is taken, no job started and
+ * no pool restarted.  fatal_release: make's handlers back (at unload).
+ */
+void fatal_init(void);
+void fatal_release(void);
+int fatal_dying(void);
+void fatal_set_wake(int fd);
 
 /* ---- backends: how jobs reach workers (I/O thread only) ---- */
 

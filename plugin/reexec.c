@@ -34,7 +34,22 @@
  * kills them as its pipes close).  A new image that does not load the
  * plugin loses them.  Two different copies of the plugin in one make
  * would each take the other's record for its own.
+ *
+ * The same record serves make's fatal signals (fatal.c): make's handler
+ * ends the process without exit handlers, so a handler of ours gives back
+ * every token the record holds first, reexec_give_back_held().  It runs
+ * on make's thread while the I/O thread may be taking or giving back a
+ * token, so a slot is claimed by an atomic swap to "--" (a pair is one
+ * aligned 16-bit word): whoever empties a slot gives its byte back, the
+ * other side does not, and no byte goes back twice or without being
+ * held.  What the handler cannot see is lost with the process: a token
+ * between its read() and its slot (the I/O thread looks for the dying
+ * mark after filling the slot and gives it back itself, if the process
+ * lives that long), one beyond REEXEC_MAX, one between its slot's release
+ * and its write().
  */
+#include <errno.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -54,10 +69,25 @@
  * 4.4 may unload this object (when it remakes it) while make lives on.
  */
 static char *reexec_env;
-static size_t reexec_hex;  /* where SLOTS start in reexec_env; 0: none */
-/* free slots, stacked with the last freed on top */
+/* SLOTS inside reexec_env, one 2-aligned word per slot; NULL: no record */
+static uint16_t *reexec_slots;
+/* free slots, stacked with the last freed on top (I/O thread only) */
 static int reexec_free[REEXEC_MAX], reexec_nfree;
+/* tokens held beyond REEXEC_MAX, in no slot (I/O thread only) */
+static unsigned reexec_overflow;
+/* where a signal handler gives the held tokens back */
+static const struct jobserver *reexec_js;
 static const char reexec_hexd[] = "0123456789abcdef";
+#define REEXEC_EMPTY 0x2d2d /* "--" in either byte order */
+
+static uint16_t reexec_pair(unsigned char tok)
+{
+	char c[2] = { reexec_hexd[tok >> 4], reexec_hexd[tok & 15] };
+	uint16_t v;
+
+	memcpy(&v, c, 2);
+	return v;
+}
 
 /* This process's start time in clock ticks (field 22 of /proc/self/stat), or 0. */
 static unsigned long long reexec_start_time(void)
@@ -118,15 +148,21 @@ void reexec_init(void)
 {
 	static int done;
 	const char *v;
+	char *base;
 	int len;
+	long pid = (long)getpid();
+	unsigned long long start = reexec_start_time();
 
-	if (done++ || !(reexec_env = malloc(REEXEC_SIZE)))
+	if (done++)
 		return;
-	len = snprintf(reexec_env, REEXEC_SIZE, "%s=%ld.%llu:", REEXEC_NAME,
-		       (long)getpid(), reexec_start_time());
-	if (len < 0 || (size_t)len >= REEXEC_SIZE - 2 * REEXEC_MAX)
+	len = snprintf(NULL, 0, "%s=%ld.%llu:", REEXEC_NAME, pid, start);
+	if (len < 0 || (size_t)len >= REEXEC_SIZE - 2 * REEXEC_MAX ||
+	    !(base = malloc(REEXEC_SIZE + 1)))
 		return;
-	reexec_hex = (size_t)len;
+	/* one byte of slack puts SLOTS on an even address */
+	reexec_env = base + (((uintptr_t)base + (size_t)len) & 1);
+	snprintf(reexec_env, REEXEC_SIZE, "%s=%ld.%llu:", REEXEC_NAME, pid, start);
+	reexec_slots = (uint16_t *)(void *)(reexec_env + len);
 	memset(reexec_env + len, '-', 2 * REEXEC_MAX);
 	reexec_env[len + 2 * REEXEC_MAX] = 0;
 	for (int i = 0; i < REEXEC_MAX; i++)
@@ -145,31 +181,78 @@ void reexec_init(void)
 	/* imported by make at startup: not for its recipes */
 	gmk_eval("undefine " REEXEC_NAME, NULL);
 	if (putenv(reexec_env))
-		reexec_hex = 0;
+		reexec_slots = NULL;
 }
 
-void reexec_hold(unsigned char tok, int delta)
+void reexec_jobserver(const struct jobserver *js)
 {
-	char want[2] = { reexec_hexd[tok >> 4], reexec_hexd[tok & 15] };
-	char *slots;
+	reexec_js = js;
+}
+
+int reexec_hold(unsigned char tok, int delta)
+{
+	uint16_t want = reexec_pair(tok);
 	int i;
 
-	if (!reexec_hex)
-		return;
-	slots = reexec_env + reexec_hex;
+	if (!reexec_slots)
+		return 1;
 	if (delta > 0) {
-		if (!reexec_nfree)
-			return; /* beyond REEXEC_MAX: not remembered */
+		if (!reexec_nfree) {
+			reexec_overflow++; /* not remembered */
+			return 1;
+		}
 		i = reexec_free[--reexec_nfree];
-		memcpy(slots + 2 * i, want, 2);
-		return;
+		__atomic_store_n(&reexec_slots[i], want, __ATOMIC_SEQ_CST);
+		return 1;
 	}
-	/* only this thread writes the slots: what it reads is what it wrote */
-	for (i = 0; i < REEXEC_MAX; i++)
-		if (!memcmp(slots + 2 * i, want, 2))
-			break;
-	if (i == REEXEC_MAX)
+	/* any slot with this byte will do: equal bytes are the same token */
+	for (i = 0; i < REEXEC_MAX; i++) {
+		uint16_t cur = want;
+
+		if (__atomic_load_n(&reexec_slots[i], __ATOMIC_SEQ_CST) == want &&
+		    __atomic_compare_exchange_n(&reexec_slots[i], &cur, REEXEC_EMPTY, 0,
+						__ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST)) {
+			reexec_free[reexec_nfree++] = i;
+			return 1;
+		}
+	}
+	if (reexec_overflow) {
+		reexec_overflow--;
+		return 1;
+	}
+	return 0; /* reexec_give_back_held() gave it back */
+}
+
+void reexec_give_back_held(void)
+{
+	unsigned char tok[REEXEC_MAX];
+	size_t n = 0;
+	int fd;
+
+	if (!reexec_slots || !reexec_js)
 		return;
-	memcpy(slots + 2 * i, "--", 2);
-	reexec_free[reexec_nfree++] = i;
+	for (int i = 0; i < REEXEC_MAX; i++) {
+		uint16_t v = __atomic_exchange_n(&reexec_slots[i], REEXEC_EMPTY, __ATOMIC_SEQ_CST);
+		char c[2];
+		int hi, lo;
+
+		memcpy(c, &v, 2);
+		hi = reexec_unhex(c[0]);
+		lo = reexec_unhex(c[1]);
+		if (hi >= 0 && lo >= 0)
+			tok[n++] = (unsigned char)(hi << 4 | lo);
+	}
+	/* a slot is only filled while the jobserver it came from is open */
+	if (!n || (fd = js_write_end(reexec_js)) < 0)
+		return;
+	for (size_t off = 0; off < n;) {
+		ssize_t w = write(fd, tok + off, n - off);
+
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0)
+			break;
+		off += (size_t)w;
+	}
+	close(fd);
 }

@@ -138,9 +138,11 @@ int asynccompile_gmk_setup(const gmk_floc *floc)
 	 */
 	gmk_eval("async-wait = $(async-wait )", NULL);
 	gmk_eval("async-stats = $(async-stats )", NULL);
-	if (!registered++)
+	/* exit handlers run last first: make's signal handlers come back last */
+	if (!registered++ && !atexit(fatal_release))
 		atexit(engine_shutdown);
 	reexec_init();
+	fatal_init();
 	funcs_warm_at_load();
 	shell_load();
 	if (registered == 1)

@@ -19,6 +19,17 @@ extern char **environ;
 #define ASYNC_LIBEXECDIR "/usr/local/libexec/asynccompile"
 #endif
 
+/*
+ * spawn_own_group(): every pool process (supervisor, worker) leads or
+ * joins a process group other than make's.  Jobs run in sessions of
+ * their own (worker/launch.h), so a signal to make's group (kill -9
+ * -PGID, timeout(1), a CI cancelling the build, Ctrl-C) never reaches
+ * them; had it reached their workers, a SIGKILL would have orphaned
+ * them for good.  Outside the group, the pool outlives make by the
+ * moment it takes to see make gone (the end of its pipes, the
+ * parent-death signal) and ends every job the usual way: its process
+ * group, then whatever left it (the workers are child subreapers).
+ */
 static int spawn_pipes(int to[2], int from[2])
 {
 	if (pipe2(to, O_CLOEXEC) < 0)
@@ -65,7 +76,10 @@ int spawn_worker(const char *exe, char *const argv[], int board, int *to_child,
 	sigdelset(&all, SIGSTOP);
 	posix_spawnattr_setsigmask(&attr, &none);
 	posix_spawnattr_setsigdefault(&attr, &all);
-	posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
+	/* out of make's process group: see spawn_own_group() */
+	posix_spawnattr_setpgroup(&attr, 0);
+	posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF |
+				 POSIX_SPAWN_SETPGROUP);
 	rc = posix_spawn(pid, exe, &fa, &attr, argv, environ);
 	posix_spawn_file_actions_destroy(&fa);
 	posix_spawnattr_destroy(&attr);
@@ -105,6 +119,7 @@ int spawn_fork_worker(int index, int board, int started_after_ms, int *to_child,
 			sigaction(s, &sa, NULL);
 		sigemptyset(&none);
 		sigprocmask(SIG_SETMASK, &none, NULL);
+		setpgid(0, 0); /* see spawn_own_group() */
 		/*
 		 * As the exec'd worker does in its main(): EOF on the pipe from
 		 * make is not enough, anything holding a copy of its write end

@@ -211,7 +211,8 @@ static void run_try_reap(struct run_state *st)
 	st->res->stime_us = (int64_t)ru.ru_stime.tv_sec * 1000000 + ru.ru_stime.tv_usec;
 	st->res->maxrss_kb = ru.ru_maxrss;
 	st->reaped = 1;
-	st->drain_until = run_now_ms() + RUN_DRAIN_MS;
+	/* nobody wants an abandoned job's output: end what holds its pipes now */
+	st->drain_until = run_now_ms() + (st->stop == STOP_ABANDON ? 0 : RUN_DRAIN_MS);
 	run_close(&st->pidfd);
 	run_close(&st->in_fd);
 	/* what is left is output of processes that outlived it; usually none */

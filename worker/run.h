@@ -19,7 +19,8 @@
  *    $(shell) would hang on them instead); killing them while the leader is
  *    still a zombie guarantees the group id has not been reused.  Output
  *    still arriving is read until EOF, for at most RUN_DRAIN_MS more (a
- *    process that left the group can keep a pipe open forever);
+ *    process that left the group can keep a pipe open forever), and not
+ *    at all once the job is abandoned;
  *  - a command that cannot be started gives status 127, RES_SPAWN_FAILED
  *    and a one-line reason in err; `started` is not called.
  *
@@ -95,7 +96,7 @@ int run_job(const struct job_msg *job, const struct run_hooks *hooks,
  * Self-pipe for signals, shared by the worker and the supervisor: catch
  * each signal in `sigs` (0-terminated), unblock them, and make every
  * delivery write its number as one byte to the returned read end
- * (non-blocking, close-on-exec).  SIGPIPE is ignored.  One per process.
+ * (non-blocking, close-on-exec).  SIGPIPE and SIGTTOU are ignored.  One per process.
  * Returns the read end, or -1 with errno.
  */
 int run_signals_open(const int *sigs);

@@ -42,6 +42,12 @@ int run_signals_open(const int *sigs)
 	memset(&sa, 0, sizeof sa);
 	sa.sa_handler = SIG_IGN;
 	sigaction(SIGPIPE, &sa, NULL);
+	/*
+	 * Pool processes run outside make's process group (plugin/spawn.c),
+	 * a background group on make's terminal: a diagnostic written there
+	 * under `stty tostop` must not stop them.
+	 */
+	sigaction(SIGTTOU, &sa, NULL);
 	sa.sa_handler = run_sig_handler;
 	sa.sa_flags = SA_RESTART;
 	sigemptyset(&sa.sa_mask);

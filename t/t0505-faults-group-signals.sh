@@ -1,0 +1,75 @@
+#!/bin/sh
+# Signals sent to make's whole process group (a CI cancelling a job, a
+# timeout(1), Ctrl-C and Ctrl-\ on a terminal) while build steps run:
+# nothing the plugin started may outlive make.
+. "$(dirname "$0")/lib.sh"
+M=$$  # a marker unique to this test run, found in job command lines
+
+# wait_until CMD...: poll (bounded, 10 s) until CMD succeeds
+wait_until() {
+	i=0
+	while ! "$@" >/dev/null 2>&1; do
+		i=$((i + 1)); [ "$i" -ge 200 ] && return 1
+		sleep 0.05
+	done
+}
+running() { # marker count: that many `sleep MARKER` processes run
+	[ "$(pgrep -f -x "sleep $1" | wc -l)" -eq "$2" ]
+}
+# every descendant of pid $1, deepest last
+descendants() {
+	for c in $(pgrep -P "$1"); do
+		echo "$c"
+		descendants "$c"
+	done
+}
+all_gone() { # pid...
+	for p in "$@"; do
+		alive "$p" && { echo "still alive: $(ps -o pid=,ppid=,pgid=,args= -p "$p")"; return 1; }
+	done
+	return 0
+}
+
+# Three build steps: one a shell with a child, one exec'd directly, one
+# whose process left the job's process group (and session).
+write_config "workers: 3"
+write_mk Makefile <<'EOF2'
+load @PLUGIN@
+all:
+	$(async-compile j1,sleep $(MK); true)
+	$(async-compile j2,sleep $(MK))
+	$(async-compile j3,setsid sleep $(MK) & wait)
+	$(async-wait)
+EOF2
+
+# start_make MARKER: make -j4 in a session (and process group) of its own,
+# pid in $mk, once all three jobs run; their pool's processes in $kids.
+start_make() {
+	setsid "$MAKE_UT" -j4 MK="$1" >out 2>err &
+	mk=$!
+	wait_until running "$1" 3
+	kids=$(descendants "$mk" | tr '\n' ' ')
+	[ "$(ps -o pgid= -p "$mk" | tr -d ' ')" = "$mk" ]
+}
+
+sig_group() { # signal name, marker
+	if ! start_make "$2"; then
+		skip "SIG$1 to make's group: make did not start its jobs or lead its group"
+		kill -KILL -- "-$mk" 2>/dev/null; wait "$mk"; none_left "$2" >/dev/null
+		return
+	fi
+	kill -s "$1" -- "-$mk"
+	wait "$mk"; rc=$?
+	t0=$(date +%s%N)
+	none_left "$2"; r=$?
+	t1=$(date +%s%N)
+	diag "SIG$1 to make's group: make exited $rc, its jobs were gone $(( (t1 - t0) / 1000000 )) ms later"
+	ok "SIG$1 to make's process group: make is gone" test "$rc" -ne 0
+	ok "SIG$1 to make's process group: no job outlives make" test "$r" -eq 0
+	ok "SIG$1 to make's process group: no pool process outlives make" \
+		wait_until all_gone $kids
+}
+
+sig_group KILL 1501.$M
+
+done_testing
