@@ -466,7 +466,8 @@ def workload_scale(o):
 
 # ---------------------------------------------------------------- Kbuild trees through $(async-shell)
 
-SPEC_WORDS = ("speculated", "spec_hits", "spec_misses", "spec_unused", "memo_hits")
+SPEC_WORDS = ("speculated", "spec_hits", "spec_misses", "spec_unused", "memo_hits",
+              "cache_hits", "cache_misses")
 
 # Read after a tree's own makefiles (-f Makefile -f dump.mk): writes the
 # final value of each flag variable, then the plugin's counters (empty
@@ -636,8 +637,11 @@ def workload_linux(o):
     for k, t in trees.items():
         subprocess.run(["cp", "-al", o.linux, t], check=True)
     patch_dropin(os.path.join(trees["dropin"], "scripts", "Makefile.compiler"), ["try-run"], o.plugin)
-    stores = {k: os.path.join(d, "xdg-" + k) for k in ("warm", "first", "check", "setup")}
+    stores = {k: os.path.join(d, "xdg-" + k) for k in ("warm", "first", "check", "setup", "cache",
+                                                         "cachecheck")}
     envs = {k: dropin_env(o, s) for k, s in stores.items()}
+    for k in ("cache", "cachecheck"):
+        envs[k]["ASYNC_COMPILE_CONFIG"] = o.cfg_cache
     goal = ["-j%d" % J, "scripts_basic"]
     for k, t in trees.items():
         env = envs["setup"] if k == "dropin" else o.env
@@ -655,6 +659,8 @@ def workload_linux(o):
                 prep=lambda: forget(stores["first"]), cwd=trees["dropin"], env=envs["first"]),
         Variant("cold", "ref: drop-in, warm record, config warm: false", [MAKE] + goal,
                 cwd=trees["dropin"], env=dict(envs["warm"], ASYNC_COMPILE_CONFIG=o.cfg_cold)),
+        Variant("cache", "drop-in, cache: true, warm (answers kept)", [MAKE] + goal,
+                cwd=trees["dropin"], env=envs["cache"]),
         Variant("kv", "ref: stock make kernelversion (reads no probes)", [MAKE, "kernelversion"],
                 cwd=trees["stock"], env=o.env),
     ]
@@ -672,6 +678,10 @@ def workload_linux(o):
         % probes)
     same = fc.report(stock, runs)
     hits = all(int(st.get("spec_hits", 0)) > 0 for _, st in runs[1:])
+    say("  with cache: true:")
+    stock_c, runs_c = fc.compare(trees["stock"], o.env, trees["dropin"], stores["cachecheck"], envs["cachecheck"])
+    same_c = fc.report(stock_c, runs_c)
+    cached = all(int(st.get("cache_hits", 0)) > 0 for _, st in runs_c[1:])
     say("  targets:",
         verdict(1 / pr["warm"] >= 1.6, "warm drop-in >= 1.6x faster than stock on %d cores" % os.cpu_count(),
                 "paired %.2fx, rounds %.2fx-%.2fx" % ((1 / pr["warm"],) +
@@ -680,8 +690,12 @@ def workload_linux(o):
                 "paired %.2fx" % (1 / pr["first"])),
         verdict(same, "%s byte-identical to stock, first and later runs" % ", ".join(LINUX_FLAGS),
                 "%d drop-in runs" % len(runs)),
-        verdict(hits, "later runs are answered by speculation", "spec_hits > 0 in runs 2-%d" % len(runs)))
-    return same and hits
+        verdict(hits, "later runs are answered by speculation", "spec_hits > 0 in runs 2-%d" % len(runs)),
+        verdict(1 / pr["cache"] >= 10, "cache: true, warm: >= 10x faster than stock",
+                "paired %.2fx" % (1 / pr["cache"])),
+        verdict(same_c and cached, "cache: true: flags byte-identical, later runs answered by the cache",
+                "cache_hits > 0 in runs 2-%d" % len(runs_c)))
+    return same and hits and same_c and cached
 
 
 BUSYBOX_PROBES = ["as-option", "cc-option", "hostcc-option", "cc-option-yn"]
@@ -729,8 +743,10 @@ def workload_busybox(o):
     for t in trees.values():
         subprocess.run(["cp", "-a", o.busybox, t], check=True)
     patch_dropin(os.path.join(trees["dropin"], "scripts", "Kbuild.include"), BUSYBOX_PROBES, o.plugin)
-    stores = {k: os.path.join(d, "xdg-" + k) for k in ("warm", "first", "check")}
+    stores = {k: os.path.join(d, "xdg-" + k) for k in ("warm", "first", "check", "cache", "cachecheck")}
     envs = {k: dropin_env(o, s) for k, s in stores.items()}
+    for k in ("cache", "cachecheck"):
+        envs[k]["ASYNC_COMPILE_CONFIG"] = o.cfg_cache
     build = {}
     for k, t in trees.items():
         env = envs["warm"] if k == "dropin" else o.env
@@ -762,6 +778,8 @@ def workload_busybox(o):
                 prep=lambda: forget(stores["first"]), cwd=trees["dropin"], env=envs["first"]),
         Variant("cold", "ref: drop-in, warm record, config warm: false", argv, cwd=trees["dropin"],
                 env=dict(envs["warm"], ASYNC_COMPILE_CONFIG=o.cfg_cold)),
+        Variant("cache", "drop-in, cache: true, warm (answers kept)", argv, cwd=trees["dropin"],
+                env=envs["cache"]),
     ]
     _, others = timed(vs, ROUNDS, WARMUP)
     med, pr = paired_table(vs, vs[0])
@@ -769,6 +787,9 @@ def workload_busybox(o):
     fc = FlagsCheck(d, BUSYBOX_FLAGS, [])
     stock, runs = fc.compare(trees["stock"], o.env, trees["dropin"], stores["check"], envs["check"])
     same = fc.report(stock, runs)
+    say("  with cache: true:")
+    stock_c, runs_c = fc.compare(trees["stock"], o.env, trees["dropin"], stores["cachecheck"], envs["cachecheck"])
+    same_c = fc.report(stock_c, runs_c)
     saved = med["stock"] - med["warm"]
     say("  targets:",
         verdict(pr["warm"] < 1.0, "warm no-op make -j%d faster than stock" % J,
@@ -777,8 +798,11 @@ def workload_busybox(o):
                 "paired %.2fx" % (1 / pr["first"])),
         verdict(all(works.values()), "both builds produce a working busybox", "./busybox echo ok"),
         verdict(same_cmds and same, "the same flags as stock",
-                "every .cmd file; %s on the first and later runs" % ", ".join(BUSYBOX_FLAGS)))
-    return all(works.values()) and same_cmds and same
+                "every .cmd file; %s on the first and later runs" % ", ".join(BUSYBOX_FLAGS)),
+        verdict(pr["cache"] < pr["warm"], "cache: true, warm: faster than speculation alone",
+                "paired %.2fx vs %.2fx" % (1 / pr["cache"], 1 / pr["warm"])),
+        verdict(same_c, "cache: true: the same flags as stock", "first and later runs"))
+    return all(works.values()) and same_cmds and same and same_c
 
 
 # ---------------------------------------------------------------- main
@@ -818,6 +842,7 @@ def main():
     # Kbuild sub-makes that never call $(async-shell): workloads 5 and 6
     # show what that costs in a reference row.
     o.cfg_cold = cfg_for(START, "warm: false\n")
+    o.cfg_cache = cfg_for(START, "cache: true\n")
     o.env = bench_env(cfg)
 
     say("asynccompile benchmarks  %s" % datetime.datetime.now().strftime("%Y-%m-%d %H:%M:%S %z").strip(),
