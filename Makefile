@@ -143,7 +143,7 @@ check-valgrind: test-build
 		esac; done; echo "valgrind: protocol and config unit tests clean"
 	sh t/valgrind-pool.sh $(CURDIR)/$(WORKER) $(CURDIR)/t/helpers/pool-client $(CURDIR)/build/valgrind
 
-FUZZ_SECONDS = 20
+FUZZ_SECONDS = 10
 check-fuzz:
 	@if command -v clang >/dev/null 2>&1; then \
 		$(MAKE) -f $(CURDIR)/build.mk VARIANT=fuzz SRCDIR=$(CURDIR) CC=clang \

@@ -103,7 +103,7 @@ ok "25-hour-old entries, max age 1d: misses" hits_misses "0 2"
 ok "expired: the right answers" expect_grep '^answers: accepted 0$' out
 
 # only answers of jobs that ran to completion; never build steps
-cfg "timeout: 1s"
+cfg "timeout: 300ms"
 write_mk Makefile <<'EOF2'
 load @PLUGIN@
 A := $(async-shell echo run >>runs; exec sleep 5)
