@@ -154,6 +154,19 @@ expect_overlap_le() { # n log: at most n spans of log overlap
 	return 1
 }
 
+# wait_until CMD...: poll (bounded, 10 s) until CMD succeeds
+wait_until() {
+	i=0
+	while ! "$@" >/dev/null 2>&1; do
+		i=$((i + 1)); [ "$i" -ge 200 ] && return 1
+		sleep 0.05
+	done
+}
+# running MARKER COUNT: exactly that many `sleep MARKER` processes run
+running() {
+	[ "$(pgrep -f -x "sleep $1" | wc -l)" -eq "$2" ]
+}
+
 # flip_byte FILE OFFSET: invert every bit of one byte in place (a change
 # whatever the byte was).
 flip_byte() {

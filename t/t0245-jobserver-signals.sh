@@ -8,17 +8,6 @@
 . "$(dirname "$0")/lib.sh"
 M=$$
 
-# wait_until CMD...: poll (bounded, 10 s) until CMD succeeds
-wait_until() {
-	i=0
-	while ! "$@" >/dev/null 2>&1; do
-		i=$((i + 1)); [ "$i" -ge 200 ] && return 1
-		sleep 0.05
-	done
-}
-running() { # marker count: that many `sleep MARKER` processes run
-	[ "$(pgrep -f -x "sleep $1" | wc -l)" -eq "$2" ]
-}
 
 # Six jobs, four workers: the implicit slot and three tokens in use.
 # make.pid: the make process (the parent of $(shell)'s shell).

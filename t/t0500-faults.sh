@@ -4,14 +4,6 @@
 sm=${TEST_START_METHOD:-subprocess}
 M=$$  # a marker unique to this test run, found in job command lines
 
-# wait_until CMD...: poll (bounded, 10 s) until CMD succeeds
-wait_until() {
-	i=0
-	while ! "$@" >/dev/null 2>&1; do
-		i=$((i + 1)); [ "$i" -ge 200 ] && return 1
-		sleep 0.05
-	done
-}
 gone() { ! pgrep -f "$1" >/dev/null; }
 
 write_config "workers: 2" "retries: 1"

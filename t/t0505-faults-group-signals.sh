@@ -5,17 +5,6 @@
 . "$(dirname "$0")/lib.sh"
 M=$$  # a marker unique to this test run, found in job command lines
 
-# wait_until CMD...: poll (bounded, 10 s) until CMD succeeds
-wait_until() {
-	i=0
-	while ! "$@" >/dev/null 2>&1; do
-		i=$((i + 1)); [ "$i" -ge 200 ] && return 1
-		sleep 0.05
-	done
-}
-running() { # marker count: that many `sleep MARKER` processes run
-	[ "$(pgrep -f -x "sleep $1" | wc -l)" -eq "$2" ]
-}
 # every descendant of pid $1, deepest last
 descendants() {
 	for c in $(pgrep -P "$1"); do
