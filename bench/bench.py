@@ -758,7 +758,7 @@ def workload_busybox(o):
     for k, t in trees.items():
         p = subprocess.run([os.path.join(t, "busybox"), "echo", "ok"], capture_output=True, text=True)
         works[k] = p.returncode == 0 and p.stdout == "ok\n"
-    say("  full build, once each (untimed rounds, not paired): stock %.1f s, drop-in %.1f s (first run: no record)"
+    say("  full build, one run each (not alternated, not paired): stock %.1f s, drop-in %.1f s (a first run: no record)"
         % (build["stock"], build["dropin"]),
         "  binaries: " + ", ".join("%s: ./busybox echo ok -> %s" % (k, "ok (works)" if works[k] else "BROKEN")
                                    for k in trees))
@@ -854,17 +854,21 @@ def main():
 
     say("  load average at start: %s" % loadavg())
     ok = True
+    spent = []
     for key, fn in (("1", workload_probes), ("2", workload_overhead),
                     ("3", workload_lua), ("4", workload_scale),
                     ("5", workload_linux), ("6", workload_busybox)):
         if key not in ONLY:
             continue
+        t0 = time.monotonic()
         try:
             ok = fn(o) and ok
         except BenchError as e:
             say("  FAILED: %s" % e)
             ok = False
-    say("", "load average at end: %s (other work on the machine makes medians noisy)" % loadavg())
+        spent.append("%s: %.0f s" % (key, time.monotonic() - t0))
+    say("", "load average at end: %s (other work on the machine makes medians noisy)" % loadavg(),
+        "time per workload (setup, builds and checks included): " + ", ".join(spent))
     write(os.path.join(o.out, "results.txt"), "\n".join(say.lines) + "\n")
     print("\nwritten to %s" % os.path.join(o.out, "results.txt"))
     return 0 if ok else 1
