@@ -13,7 +13,9 @@ check_pids() {
 # hold CMD: start a client that holds the pool busy with CMD; sets $client.
 hold() {
 	rm -f pids
-	"$CLIENT" -p pids "$WORKER" 2 hold "$1" >res 2>log &
+	# a job of a non-interactive shell starts with SIGINT and SIGQUIT
+	# ignored; a terminal's foreground group has them at their defaults
+	env --default-signal=INT,QUIT "$CLIENT" -p pids "$WORKER" 2 hold "$1" >res 2>log &
 	client=$!
 	i=0
 	until grep -q '^ready' pids 2>/dev/null; do
@@ -54,6 +56,17 @@ t_sigterm() {
 	return $r
 }
 ok 'SIGTERM to the supervisor ends its jobs and workers' t_sigterm
+
+# Ctrl-\ reaches every process of a terminal's foreground group at once.
+t_sigquit_all() {
+	hold 'sleep 1016' || return 1
+	kill -QUIT $(awk '$1 == "supervisor" || $1 == "worker" { print $2 }' pids)
+	gone; r=$?
+	kill -9 "$client" 2>/dev/null
+	wait "$client" 2>/dev/null
+	return $r
+}
+ok 'SIGQUIT to the supervisor and its workers at once ends their jobs' t_sigquit_all
 
 t_supervisor_killed() {
 	hold 'trap "" TERM; sleep 1014' || return 1

@@ -1,7 +1,8 @@
 #!/bin/sh
 # Signals sent to make's whole process group (a CI cancelling a job, a
 # timeout(1), Ctrl-C and Ctrl-\ on a terminal) while build steps run:
-# nothing the plugin started may outlive make.
+# nothing the plugin started may outlive make, and make dying is no
+# reason to restart a pool or run a job again.
 . "$(dirname "$0")/lib.sh"
 M=$$  # a marker unique to this test run, found in job command lines
 
@@ -34,7 +35,9 @@ EOF2
 # start_make MARKER: make -j4 in a session (and process group) of its own,
 # pid in $mk, once all three jobs run; their pool's processes in $kids.
 start_make() {
-	setsid "$MAKE_UT" -j4 MK="$1" >out 2>err &
+	# as on a terminal: SIGINT and SIGQUIT at their defaults, not ignored
+	# as they are for a non-interactive shell's background job
+	setsid env --default-signal=INT,QUIT "$MAKE_UT" -j4 MK="$1" >out 2>err &
 	mk=$!
 	wait_until running "$1" 3
 	kids=$(descendants "$mk" | tr '\n' ' ')
@@ -57,8 +60,15 @@ sig_group() { # signal name, marker
 	ok "SIG$1 to make's process group: no job outlives make" test "$r" -eq 0
 	ok "SIG$1 to make's process group: no pool process outlives make" \
 		wait_until all_gone $kids
+	# make dying is no pool crash: nothing is restarted or run again
+	ok "SIG$1 to make's process group: no pool restart, no job re-sent" \
+		expect_no_grep 'restart\|re-send\|re-running\|exited unexpectedly' err
 }
 
 sig_group KILL 1501.$M
+sig_group QUIT 1502.$M
+sig_group TERM 1503.$M
+sig_group INT 1504.$M
+sig_group HUP 1505.$M
 
 done_testing

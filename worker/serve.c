@@ -324,7 +324,7 @@ static int serve_frame(struct serve *s)
 
 int worker_main(int in_fd, int out_fd, int index, int started_after_ms, int board_fd)
 {
-	static const int sigs[] = { SIGTERM, SIGINT, SIGHUP, 0 };
+	static const int sigs[] = { SIGTERM, SIGINT, SIGHUP, SIGQUIT, 0 };
 	struct serve s;
 	int r;
 

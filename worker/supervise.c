@@ -411,7 +411,7 @@ static void sup_loop(struct sup *s)
 int supervise_main(int in_fd, int out_fd, int nworkers, const char *worker_exe,
 		   int started_after_ms)
 {
-	static const int sigs[] = { SIGTERM, SIGINT, SIGHUP, SIGCHLD, 0 };
+	static const int sigs[] = { SIGTERM, SIGINT, SIGHUP, SIGQUIT, SIGCHLD, 0 };
 	static const struct pool_ops ops = {
 		.start = sup_start,
 		.result = sup_result,
