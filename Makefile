@@ -64,7 +64,7 @@ TEST_HELPERS = $(patsubst %.c,%,$(wildcard t/helpers/*.c))
 # The plugin with its fault-injection hooks (plugin/fault.h) compiled in,
 # for the tests only: the files that use the hooks are built again with
 # -DASYNC_FAULTS, the rest is shared with the real plugin.
-FAULT_SRC = plugin/engine.c
+FAULT_SRC := $(shell grep -l '"fault.h"' $(PLUGIN_SRC))
 FAULT_PLUGIN = build/faults/$(PLUGIN)
 build/faults/%.o: %.c $(HEADERS)
 	@mkdir -p $(dir $@)

@@ -10,7 +10,10 @@
 
 #include "../worker/pool.h"
 #include "../worker/worker.h"
-#include "plugin.h"
+#include "backend.h"
+#include "engine.h"
+#include "fatal.h"
+#include "spawn.h"
 
 struct pb {
 	struct backend base;

@@ -13,7 +13,10 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "plugin.h"
+#include "backend.h"
+#include "engine.h"
+#include "fatal.h"
+#include "spawn.h"
 
 #define SUB_MAX_RESTARTS 3
 /* a supervisor that never answers HELLO counts as dead */

@@ -1,8 +1,13 @@
 /*
- * The engine: the table of jobs not yet waited for, the run queue, slot
- * accounting (one implicit slot, jobserver tokens for the rest, or a plain
- * limit where no jobserver exists yet) and the I/O thread that drives the
- * backend.  See plugin.h for the locking rule.
+ * The engine: the run queue, the I/O thread that drives the backend, and
+ * make's waits.  The table of jobs is jobtab.c's, what lets a job run is
+ * slots.c's.  See engine.h for the threads and the locking rule.
+ *
+ * Why this file is longer than the others: it is every place that takes
+ * engine.lock.  Both sides of the lock (make's thread submitting and
+ * waiting, the I/O thread dispatching and reporting) stay in one file so
+ * that what the lock guards, and every wait on its condition variable, can
+ * be checked in one read.  What needs no lock lives elsewhere.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -16,12 +21,16 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "../worker/children.h"
+#include "backend.h"
+#include "engine.h"
+#include "fatal.h"
 #include "fault.h"
-#include "plugin.h"
+#include "jobtab.h"
+#include "reexec.h"
+#include "slots.h"
+#include "spawn.h"
 #include "trace.h"
 
-#define HASH_SIZE 4096
 /* how often to look whether make started draining the jobserver */
 #define DRAIN_CHECK_MS 200
 /* how often to look whether make's last running child has ended */
@@ -43,23 +52,9 @@ static struct engine {
 	char *trace;               /* trace file, or NULL */
 	int trace_warned;
 
-	struct jobserver js;
-	int js_active;
-	int limit;                 /* jobs at once without a jobserver */
-	int implicit_busy;
-	int reading;               /* make is still reading its makefiles */
-	uint64_t wait_seq;         /* make's thread entered a wait this many times */
-	uint64_t make_idle_seq;    /* ... and in the wait_seq'th found make idle */
-	int watch_children;        /* look at make's children again soon */
-	int limit_running;         /* SLOT_LIMIT jobs running */
-	int want_token;            /* poll the jobserver for a token */
-	int64_t token_wait_since;
-	int js_warned;
-
-	struct job *hash[HASH_SIZE];
-	struct job **byid;
-	size_t nbyid, capbyid;
-	struct job *all_head, *all_tail;
+	struct slots slots;
+	int64_t token_wait_since;  /* the queue's head has waited for a token since */
+	struct jobtab tab;
 	struct job *qhead, *qtail;
 	struct job *discarded;     /* cancelled running jobs, linked by `next` */
 	int64_t next_id;
@@ -68,9 +63,7 @@ static struct engine {
 	.lock = PTHREAD_MUTEX_INITIALIZER,
 	.done = PTHREAD_COND_INITIALIZER,
 	.wake = { -1, -1 },
-	.js = { .rfd = -1, .wfd = -1, .make_wfd = -1 },
-	.limit = 1,
-	.reading = 1, /* make loads us while it reads a makefile */
+	.slots = SLOTS_INIT, /* make loads us while it reads a makefile */
 };
 
 void engine_log(const char *fmt, ...)
@@ -87,23 +80,12 @@ void engine_log(const char *fmt, ...)
 	buf_release(&b);
 }
 
-static unsigned engine_hash(const char *s)
-{
-	unsigned h = 2166136261u;
-
-	while (*s)
-		h = (h ^ (unsigned char)*s++) * 16777619u;
-	return h % HASH_SIZE;
-}
-
 struct job *engine_find(const char *name)
 {
 	struct job *j;
 
 	pthread_mutex_lock(&E.lock);
-	for (j = E.hash[engine_hash(name)]; j; j = j->hnext)
-		if (!strcmp(j->name, name))
-			break;
+	j = jobtab_find(&E.tab, name);
 	pthread_mutex_unlock(&E.lock);
 	return j;
 }
@@ -128,69 +110,6 @@ static void engine_job_done(struct job *j)
 	j->state = JOB_DONE;
 	if (j->in_wait && !--E.wait_pending)
 		pthread_cond_broadcast(&E.done);
-}
-
-static void engine_table_add(struct job *j)
-{
-	unsigned h = engine_hash(j->name);
-
-	j->hnext = E.hash[h];
-	E.hash[h] = j;
-	j->prev_all = E.all_tail;
-	j->next_all = NULL;
-	if (E.all_tail)
-		E.all_tail->next_all = j;
-	else
-		E.all_head = j;
-	E.all_tail = j;
-	if ((size_t)j->id >= E.capbyid) {
-		size_t cap = E.capbyid ? E.capbyid * 2 : 1024;
-		while (cap <= (size_t)j->id)
-			cap *= 2;
-		struct job **n = realloc(E.byid, cap * sizeof *n);
-		if (!n)
-			abort();
-		memset(n + E.capbyid, 0, (cap - E.capbyid) * sizeof *n);
-		E.byid = n;
-		E.capbyid = cap;
-	}
-	E.byid[j->id] = j;
-}
-
-static void engine_table_remove(struct job *j)
-{
-	struct job **pp = &E.hash[engine_hash(j->name)];
-
-	while (*pp && *pp != j)
-		pp = &(*pp)->hnext;
-	if (*pp)
-		*pp = j->hnext;
-	if (j->prev_all)
-		j->prev_all->next_all = j->next_all;
-	else
-		E.all_head = j->next_all;
-	if (j->next_all)
-		j->next_all->prev_all = j->prev_all;
-	else
-		E.all_tail = j->prev_all;
-	E.byid[j->id] = NULL;
-}
-
-void job_free(struct job *j)
-{
-	if (!j)
-		return;
-	free(j->name);
-	free(j->command);
-	buf_release(&j->payload);
-	buf_release(&j->cache_key);
-	result_msg_release(&j->res);
-	free(j);
-}
-
-int job_internal(const struct job *j)
-{
-	return j->kind == JOB_SHELL || j->kind == JOB_SPEC;
 }
 
 /* Lock held.  Take j out of the run queue; 1 if it was there. */
@@ -224,15 +143,14 @@ void engine_promote(struct job *j)
 /* Lock held.  A job the engine owns again: gone from every list, freed. */
 static void engine_forget(struct job *j)
 {
-	E.byid[j->id] = NULL;
+	jobtab_drop_id(&E.tab, j->id);
 	job_free(j);
 }
 
 void engine_cancel(struct job *j)
 {
 	pthread_mutex_lock(&E.lock);
-	engine_table_remove(j);
-	E.byid[j->id] = j; /* a running job's RESULT must still find it */
+	jobtab_unlink(&E.tab, j); /* still found by id: a running job's RESULT */
 	if (j->state == JOB_QUEUED && engine_unqueue(j)) {
 		E.st.queued--;
 		j->state = JOB_DONE;
@@ -254,7 +172,7 @@ void engine_submit(struct job *j)
 	pthread_mutex_lock(&E.lock);
 	j->id = ++E.next_id;
 	j->queued_ns = proto_now_ns();
-	engine_table_add(j);
+	jobtab_add(&E.tab, j);
 	E.st.submitted++;
 	if (j->dry || j->cached) {
 		j->state = JOB_DONE;
@@ -322,7 +240,8 @@ static void engine_dispatch(struct job *j, enum job_slot slot, unsigned char tok
  */
 static int engine_can_grow(void)
 {
-	int cap = E.js_active || E.limit > E.workers_max ? E.workers_max : E.limit;
+	int cap = E.slots.js_active || E.slots.limit > E.workers_max ? E.workers_max
+								     : E.slots.limit;
 
 	return E.workers < cap;
 }
@@ -345,43 +264,6 @@ static int engine_owns(void *ctx, pid_t pid)
 	return E.backend->ops->owns(E.backend, pid);
 }
 
-/*
- * Lock held.  The queued job that may run on the implicit slot now, or
- * NULL.  That slot is also make's own: make starts a child without a
- * token whenever it has no other child running, so a job of ours on it
- * while make runs a recipe is one job over -jN (a recursive make doing
- * so at every level was several over).  The slot is ours only
- *  - while make reads its makefiles (it starts no recipe then), or
- *  - for a job make's thread is blocked on in a wait, once make has no
- *    running child but the pool's own processes: blocked in our
- *    function, make can start none, and the children it has can only
- *    end.  Children that have ended count as gone although make cannot
- *    reap them before the wait returns; that is what lets a wait finish
- *    when its jobs need the tokens of make's finished children
- *    (MAKE-FACTS, "Deadlock").
- * The children's state is read from /proc, once per wait once it says
- * idle; until then every CHILDREN_CHECK_MS.
- */
-static struct job *engine_implicit_job(void)
-{
-	struct job *j;
-
-	if (E.implicit_busy || !E.qhead)
-		return NULL;
-	if (E.reading)
-		return E.qhead;
-	for (j = E.qhead; j && !j->in_wait; j = j->next)
-		;
-	if (!j || E.make_idle_seq == E.wait_seq)
-		return j;
-	if (children_running(engine_owns, NULL)) {
-		E.watch_children = 1;
-		return NULL;
-	}
-	E.make_idle_seq = E.wait_seq;
-	return j;
-}
-
 /* Lock held.  A queued job goes to the head of the queue. */
 static void engine_to_head(struct job *j)
 {
@@ -393,13 +275,28 @@ static void engine_to_head(struct job *j)
 	}
 }
 
-/* A token taken from E.js goes back, unless fatal.c's handler did that. */
-static void engine_give_back(unsigned char tok)
+/* Lock held.  The queue's head starts waiting for a token. */
+static void engine_token_wait_begin(void)
 {
-	if (!reexec_hold(tok, -1))
-		js_forget(&E.js);
-	else if (js_release(&E.js, tok) < 0)
-		engine_log("could not give a jobserver token back: %s", strerror(errno));
+	if (!E.qhead->token_wait_start)
+		E.qhead->token_wait_start = proto_now_ns();
+	if (!E.token_wait_since) {
+		E.token_wait_since = proto_now_ns();
+		E.st.token_waits++;
+	}
+}
+
+/* Lock held.  The queue's head got its token. */
+static void engine_token_wait_end(void)
+{
+	if (E.qhead->token_wait_start) {
+		E.qhead->token_wait_ns += proto_now_ns() - E.qhead->token_wait_start;
+		E.qhead->token_wait_start = 0;
+	}
+	if (E.token_wait_since) {
+		E.st.token_wait_ns += (uint64_t)(proto_now_ns() - E.token_wait_since);
+		E.token_wait_since = 0;
+	}
 }
 
 /* Start every queued job a slot and a worker are free for.  Lock held. */
@@ -413,100 +310,52 @@ static void engine_schedule(void)
 	 * thread.  Under a jobserver a token is only taken for a job that
 	 * starts now.
 	 */
-	int ahead = !E.js_active && E.reading && E.limit >= E.workers && !engine_can_grow() ?
-		E.workers : 0;
+	int ahead = !E.slots.js_active && E.slots.reading && E.slots.limit >= E.workers &&
+		!engine_can_grow() ? E.workers : 0;
 	int room = E.backend->ops->free_slots(E.backend) + ahead;
 
-	E.want_token = 0;
-	E.watch_children = 0;
+	slots_round(&E.slots);
 	if (fatal_dying())
 		return;
 	/* no room: take a slot only if the pool can grow a worker for it */
 	for (; E.qhead && (room > 0 || engine_can_grow()); room = room > 0 ? room - 1 : 0) {
 		unsigned char tok = 0;
-		struct job *j = engine_implicit_job();
+		struct job *j = slots_implicit_job(&E.slots, E.qhead, engine_owns, NULL);
 
 		if (j) {
 			if (room <= 0 && engine_grow() < 0)
 				return;
 			engine_to_head(j);
-			E.implicit_busy = 1;
+			E.slots.implicit_busy = 1;
 			engine_dispatch(E.qhead, SLOT_IMPLICIT, 0);
 			continue;
 		}
-		if (E.js_active) {
-			/*
-			 * Jobs started before the jobserver existed hold no token
-			 * but do use the budget: let them stand in for tokens.
-			 */
-			if (E.limit_running > 0)
-				return;
-			int r = js_try_acquire(&E.js, &tok);
+		if (E.slots.js_active) {
+			int r = slots_take_token(&E.slots, &tok);
 
 			if (r == 1) {
-				reexec_hold(tok, 1);
-				/* the handler may have run between read() and record */
-				if (fatal_dying() || (room <= 0 && engine_grow() < 0)) {
-					engine_give_back(tok);
+				if (room <= 0 && engine_grow() < 0) {
+					slots_give_back(&E.slots, tok);
 					return;
 				}
-				if (E.qhead->token_wait_start) {
-					E.qhead->token_wait_ns += proto_now_ns() - E.qhead->token_wait_start;
-					E.qhead->token_wait_start = 0;
-				}
-				if (E.token_wait_since) {
-					E.st.token_wait_ns += (uint64_t)(proto_now_ns() - E.token_wait_since);
-					E.token_wait_since = 0;
-				}
+				engine_token_wait_end();
 				engine_dispatch(E.qhead, SLOT_TOKEN, tok);
 				continue;
 			}
-			if (r == 0) {
-				if (!E.qhead->token_wait_start)
-					E.qhead->token_wait_start = proto_now_ns();
-				if (!E.token_wait_since) {
-					E.token_wait_since = proto_now_ns();
-					E.st.token_waits++;
-				}
-				E.want_token = 1;
-				return;
-			}
-			if (!E.js_warned++)
-				engine_log("jobserver unusable (%s); running one job at a time",
-					   strerror(errno));
-			if (!E.js.held)
-				js_close(&E.js);
-			E.js_active = 0;
-			E.limit = 1;
+			if (r == 0 && E.slots.want_token)
+				engine_token_wait_begin();
 			return;
 		}
-		if (ahead || E.limit_running + 1 < E.limit) {
-			if (room <= 0 && engine_grow() < 0)
+		if (slots_take_limit(&E.slots, ahead)) {
+			if (room <= 0 && engine_grow() < 0) {
+				E.slots.limit_running--;
 				return;
-			E.limit_running++;
+			}
 			engine_dispatch(E.qhead, SLOT_LIMIT, 0);
 			continue;
 		}
 		return;
 	}
-}
-
-static void engine_release_slot(struct job *j)
-{
-	switch (j->slot) {
-	case SLOT_IMPLICIT:
-		E.implicit_busy = 0;
-		break;
-	case SLOT_TOKEN:
-		engine_give_back(j->token);
-		break;
-	case SLOT_LIMIT:
-		E.limit_running--;
-		break;
-	case SLOT_NONE:
-		break;
-	}
-	j->slot = SLOT_NONE;
 }
 
 /*
@@ -522,7 +371,7 @@ static void engine_saw_running(uint32_t n)
 
 void engine_on_started(int64_t id, const struct started_msg *m)
 {
-	struct job *j = id > 0 && (size_t)id < E.capbyid ? E.byid[id] : NULL;
+	struct job *j = jobtab_by_id(&E.tab, id);
 
 	if (j && j->state == JOB_RUNNING && !j->started_ns) {
 		j->started_ns = proto_now_ns();
@@ -536,11 +385,11 @@ void engine_on_started(int64_t id, const struct started_msg *m)
 
 void engine_on_result(int64_t id, struct result_msg *res)
 {
-	struct job *j = id > 0 && (size_t)id < E.capbyid ? E.byid[id] : NULL;
+	struct job *j = jobtab_by_id(&E.tab, id);
 
 	if (!j || j->state != JOB_RUNNING)
 		return;
-	engine_release_slot(j);
+	slots_release(&E.slots, j);
 	engine_saw_running(res->running);
 	if (j->discard) {
 		struct job **pp = &E.discarded;
@@ -585,18 +434,6 @@ void engine_on_result(int64_t id, struct result_msg *res)
 		trace_record(j);
 }
 
-/*
- * The top-level make, at exit, closes its jobserver write end and then
- * reads tokens back until EOF - before any atexit handler of ours runs.
- * Jobs never waited for that hold tokens would keep it waiting (forever,
- * for a job that never ends).  make closing its end is the sign: the jobs
- * are killed and their tokens given back.
- */
-static int engine_make_draining(void)
-{
-	return (E.js_active && E.js.held && js_make_draining(&E.js)) || fault_stop_now();
-}
-
 /* Stop every job and give every token back.  Lock held, I/O thread. */
 static void engine_stop_all(void)
 {
@@ -607,10 +444,10 @@ static void engine_stop_all(void)
 	E.backend->ops->destroy(E.backend, E.kill_grace_ms);
 	E.backend = NULL;
 	/* queued ones too: with the thread gone nothing would ever start them */
-	for (j = E.all_head; j; j = j->next_all) {
+	for (j = E.tab.head; j; j = j->next_all) {
 		if (j->state == JOB_DONE)
 			continue;
-		engine_release_slot(j);
+		slots_release(&E.slots, j);
 		buf_addstr(&j->res.err, j->state == JOB_RUNNING
 			   ? "asynccompile: killed: make was exiting\n"
 			   : "asynccompile: not run: make was exiting\n");
@@ -619,7 +456,7 @@ static void engine_stop_all(void)
 	}
 	while ((j = E.discarded)) {
 		E.discarded = j->next;
-		engine_release_slot(j);
+		slots_release(&E.slots, j);
 		engine_forget(j);
 	}
 	E.qhead = E.qtail = NULL;
@@ -648,17 +485,16 @@ static void *engine_main(void *arg)
 				abort();
 		}
 		fds[n++] = (struct pollfd){ .fd = E.wake[0], .events = POLLIN };
-		if (E.want_token && E.js_active)
-			fds[n++] = (struct pollfd){ .fd = E.js.rfd, .events = POLLIN };
+		if (slots_poll_fd(&E.slots) >= 0)
+			fds[n++] = (struct pollfd){ .fd = slots_poll_fd(&E.slots), .events = POLLIN };
 		seen = E.results;
 		nb = E.backend->ops->pollfds(E.backend, fds + n, cap - n, &timeout);
 		/* pollfds may itself report jobs (failed starts): schedule again */
 		if (E.results != seen)
 			timeout = 0;
-		if (E.js.held && E.js.make_wfd >= 0 &&
-		    (timeout < 0 || timeout > DRAIN_CHECK_MS))
+		if (slots_watch_drain(&E.slots) && (timeout < 0 || timeout > DRAIN_CHECK_MS))
 			timeout = DRAIN_CHECK_MS;
-		if (E.watch_children && (timeout < 0 || timeout > CHILDREN_CHECK_MS))
+		if (E.slots.watch_children && (timeout < 0 || timeout > CHILDREN_CHECK_MS))
 			timeout = CHILDREN_CHECK_MS;
 		pthread_mutex_unlock(&E.lock);
 		if (poll(fds, n + nb, timeout) < 0 && errno != EINTR) {
@@ -683,7 +519,7 @@ static void *engine_main(void *arg)
 		}
 		/* a readable jobserver is retried by engine_schedule() */
 		E.backend->ops->events(E.backend, fds + n, nb);
-		if (engine_make_draining()) {
+		if (slots_make_draining(&E.slots) || fault_stop_now()) {
 			engine_log("warning: make is exiting while jobs never waited for still run; killing them");
 			engine_stop_all();
 			E.stopping = 1;
@@ -747,7 +583,7 @@ int engine_start(const struct config *cfg, struct buf *err)
 	E.workers = workers;
 	E.workers_max = config_workers_max(cfg);
 	E.trace = cfg->trace && *cfg->trace ? strdup(cfg->trace) : NULL;
-	reexec_jobserver(&E.js);
+	reexec_jobserver(&E.slots.js);
 	if (cfg->warm && E.backend->ops->warm(E.backend) < 0)
 		engine_log("could not start the worker pool early; will retry at the first job");
 	/* make's signal handlers must run on make's thread only */
@@ -774,35 +610,18 @@ int engine_start(const struct config *cfg, struct buf *err)
 void engine_makefiles_read(void)
 {
 	pthread_mutex_lock(&E.lock);
-	E.reading = 0;
+	E.slots.reading = 0;
 	pthread_mutex_unlock(&E.lock);
 }
 
 int engine_set_slots(const struct js_auth *a, int limit, struct buf *err)
 {
-	int ret = 0, old_limit, old_active;
+	int ret, changed;
 
 	pthread_mutex_lock(&E.lock);
-	old_limit = E.limit;
-	old_active = E.js_active;
-	if (a) {
-		if (!(E.js_active && js_auth_equal(&E.js.auth, a)) && !E.js.held) {
-			if (E.js.rfd >= 0)
-				js_close(&E.js);
-			E.js_active = js_open(&E.js, a, err) == 0;
-			if (!E.js_active)
-				ret = -1;
-		}
-		E.limit = 1;
-	} else {
-		if (E.js_active && !E.js.held) {
-			js_close(&E.js);
-			E.js_active = 0;
-		}
-		E.limit = limit > 0 ? limit : 1;
-	}
+	ret = slots_set(&E.slots, a, limit, err, &changed);
 	/* nothing changed: the submission that follows wakes the thread */
-	if (E.limit != old_limit || E.js_active != old_active)
+	if (changed)
 		engine_wake();
 	pthread_mutex_unlock(&E.lock);
 	return ret;
@@ -833,18 +652,17 @@ void engine_wait(struct job ***jobs, size_t *n, int progress)
 
 	pthread_mutex_lock(&E.lock);
 	if (*n == 0) {
-		size_t cnt = 0;
-		for (struct job *j = E.all_head; j; j = j->next_all)
-			cnt++;
+		size_t cnt = jobtab_count(&E.tab);
+
 		*jobs = calloc(cnt ? cnt : 1, sizeof **jobs);
 		if (!*jobs)
 			abort();
-		for (struct job *j = E.all_head; j; j = j->next_all)
+		for (struct job *j = E.tab.head; j; j = j->next_all)
 			if (!job_internal(j))
 				(*jobs)[(*n)++] = j;
 	}
 	E.wait_pending = 0;
-	E.wait_seq++;
+	E.slots.wait_seq++;
 	for (i = 0; i < *n; i++) {
 		(*jobs)[i]->in_wait = 1;
 		E.wait_pending += (*jobs)[i]->state != JOB_DONE;
@@ -871,8 +689,10 @@ void engine_wait(struct job ***jobs, size_t *n, int progress)
 				engine_progress(*jobs, *n, &drawn);
 		}
 	}
-	for (i = 0; i < *n; i++)
-		engine_table_remove((*jobs)[i]);
+	for (i = 0; i < *n; i++) {
+		jobtab_unlink(&E.tab, (*jobs)[i]);
+		jobtab_drop_id(&E.tab, (*jobs)[i]->id);
+	}
 	pthread_mutex_unlock(&E.lock);
 	if (drawn)
 		(void)!write(2, "\r\033[K", 4);
@@ -888,10 +708,9 @@ void engine_get_stats(struct engine_stats *st)
 {
 	pthread_mutex_lock(&E.lock);
 	*st = E.st;
-	st->limit = E.limit;
+	st->limit = E.slots.limit;
 	st->workers = E.started ? E.workers : 0;
-	st->mode = E.js_active ? (E.js.auth.style == JS_FIFO ? "jobserver-fifo" : "jobserver-pipe")
-			       : "limit";
+	st->mode = slots_mode(&E.slots);
 	pthread_mutex_unlock(&E.lock);
 }
 
@@ -902,7 +721,7 @@ void engine_shutdown(void)
 	if (!E.started)
 		return;
 	pthread_mutex_lock(&E.lock);
-	for (j = E.all_head; j; j = j->next_all) {
+	for (j = E.tab.head; j; j = j->next_all) {
 		if (job_internal(j))
 			continue;
 		if (j->state != JOB_DONE)
@@ -916,8 +735,7 @@ void engine_shutdown(void)
 	pthread_mutex_unlock(&E.lock);
 	/* the thread kills the jobs and gives their tokens back */
 	pthread_join(E.thread, NULL);
-	js_close(&E.js);
-	E.js_active = 0;
+	slots_close(&E.slots);
 	engine_write_trace();
 	trace_reset();
 	free(E.trace);

@@ -10,6 +10,8 @@
  *   submit:NAME  the backend refuses the job as on out-of-memory
  *   stop:NAME    once NAME is reported started, the I/O thread stops the
  *                pool as it does when make exits under it
+ * The hooks' state is static, one copy per file that includes this
+ * header: only engine.c does.
  */
 #ifndef ASYNC_FAULT_H
 #define ASYNC_FAULT_H

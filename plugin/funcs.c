@@ -10,7 +10,8 @@
 #include <unistd.h>
 
 #include "funcs.h"
-#include "plugin.h"
+#include "engine.h"
+#include "job.h"
 
 static struct config cfg;
 static int cfg_loaded;

@@ -391,6 +391,31 @@ void js_forget(struct jobserver *js)
 	}
 }
 
+unsigned js_held(const struct jobserver *js)
+{
+	return js->held;
+}
+
+int js_uses(const struct jobserver *js, const struct js_auth *a)
+{
+	return js->rfd >= 0 && js_auth_equal(&js->auth, a);
+}
+
+int js_poll_fd(const struct jobserver *js)
+{
+	return js->rfd;
+}
+
+int js_sees_make(const struct jobserver *js)
+{
+	return js->make_wfd >= 0;
+}
+
+enum js_style js_style(const struct jobserver *js)
+{
+	return js->auth.style;
+}
+
 void js_close(struct jobserver *js)
 {
 	if (js->rfd >= 0)

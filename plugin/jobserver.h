@@ -105,6 +105,15 @@ int js_write_end(const struct jobserver *js);
  * token back at exit: true once make_wfd no longer is this jobserver.
  */
 int js_make_draining(const struct jobserver *js);
+/* Tokens held now. */
+unsigned js_held(const struct jobserver *js);
+/* Is js open on the jobserver `a` names? */
+int js_uses(const struct jobserver *js, const struct js_auth *a);
+/* The descriptor to poll for POLLIN while waiting for a token, or -1. */
+int js_poll_fd(const struct jobserver *js);
+/* Can js_make_draining() see make's write end at all? */
+int js_sees_make(const struct jobserver *js);
+enum js_style js_style(const struct jobserver *js);
 /* Close everything.  The caller gives back the tokens it holds first. */
 void js_close(struct jobserver *js);
 /*

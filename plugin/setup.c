@@ -11,7 +11,9 @@
 #include <gnumake.h>
 
 #include "funcs.h"
-#include "plugin.h"
+#include "engine.h"
+#include "fatal.h"
+#include "reexec.h"
 
 __attribute__((visibility("default"))) int plugin_is_GPL_compatible;
 

@@ -26,7 +26,8 @@
 #include "../worker/run.h"
 #include "../worker/store.h"
 #include "funcs.h"
-#include "plugin.h"
+#include "engine.h"
+#include "job.h"
 
 #define MEMO_SIZE 1024
 

@@ -11,7 +11,7 @@
 
 #include "../worker/run.h"
 #include "../worker/worker.h"
-#include "plugin.h"
+#include "spawn.h"
 
 extern char **environ;
 

@@ -9,7 +9,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "plugin.h"
+#include "job.h"
 
 struct span {
 	char *name, *command;

@@ -1,0 +1,62 @@
+/*
+ * backend.h - how jobs reach workers.  The engine's I/O thread is the only
+ * caller, with engine.lock held; backends report back through
+ * engine_on_started() and engine_on_result() (engine.h) from inside
+ * pollfds(), events(), submit() or destroy().
+ *
+ * The I/O thread's steps, each round:
+ *  1. free_slots(), submit() and cancel() as the queue and slots allow;
+ *  2. pollfds() for the descriptors (and the timeout) to wait on;
+ *  3. poll(), then events() with what it returned;
+ *  4. destroy() once, at the end: every job is killed and reported.
+ * The backend owns every descriptor to its workers and every process it
+ * started.
+ */
+#ifndef ASYNC_BACKEND_H
+#define ASYNC_BACKEND_H
+
+#include <poll.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "../worker/buf.h"
+
+struct backend {
+	const struct backend_ops *ops;
+};
+
+struct backend_ops {
+	/* Start workers now (warm).  0 or -1. */
+	int (*warm)(struct backend *b);
+	/* How many more jobs it can start now (negative: that many queued). */
+	int (*free_slots)(struct backend *b);
+	/*
+	 * Send a job (payload is an encoded MSG_JOB, copied).  0: the backend
+	 * owns it and reports it; -1 with errno: refused, never reported.
+	 */
+	int (*submit)(struct backend *b, int64_t id, const void *job, size_t len, uint32_t retries);
+	/*
+	 * Stop a submitted job; its RESULT (RES_CANCELLED, or its real one if
+	 * it ended first) still comes through engine_on_result.
+	 */
+	void (*cancel)(struct backend *b, int64_t id);
+	size_t (*pollfds)(struct backend *b, struct pollfd *fds, size_t max, int *timeout_ms);
+	void (*events)(struct backend *b, const struct pollfd *fds, size_t n);
+	/* Kill every job, stop every worker, free b. */
+	void (*destroy)(struct backend *b, int64_t grace_ms);
+	/*
+	 * Let the pool run up to `workers` workers (more than it was created
+	 * with; workers: auto).  The new ones start as jobs need them.  0 or -1.
+	 */
+	int (*grow)(struct backend *b, int workers);
+	/* Is pid a live process of the pool's that make's thread started (a worker, the supervisor)? */
+	int (*owns)(struct backend *b, pid_t pid);
+};
+
+/* backend_sub.c: one supervisor process multiplexing `workers` jobs. */
+struct backend *backend_subprocess_new(const char *worker_exe, int workers, struct buf *err);
+/* backend_pool.c: the plugin's own pool of workers, exec'd or forked. */
+struct backend *backend_pool_new(const char *worker_exe, int workers, int fork_mode, struct buf *err);
+
+#endif

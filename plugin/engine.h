@@ -1,0 +1,104 @@
+/*
+ * engine.h - the plugin's engine: the jobs make's functions queued, the
+ * slots they run in, and the I/O thread that feeds them to the pool.
+ *
+ * Threads: make's own thread runs the make functions (funcs.c, shell.c,
+ * setup.c) and is the only one that calls gmk_*.  The engine's I/O thread
+ * (engine.c) owns the backend, the slots (slots.h: jobserver client,
+ * implicit slot, limit) and every descriptor to the pool; it blocks every
+ * signal so make's handlers keep running on make's thread.  One mutex,
+ * engine.lock, guards the job table, the queue and the counters; the I/O
+ * thread holds it except while in poll(), so backend callbacks
+ * (engine_on_*) run with it held.
+ *
+ * A make function's steps:
+ *  1. engine_start() once the config is known (later calls do nothing);
+ *  2. engine_set_slots() before each submission: the jobserver in
+ *     MAKEFLAGS, or the limit -jN gives where there is none;
+ *  3. engine_submit() a job (job.h says which fields it fills); the
+ *     engine owns the job from then on;
+ *  4. engine_wait() for a set of jobs (or all): make's thread blocks until
+ *     they are done and owns them again; or engine_cancel() one nobody
+ *     will wait for;
+ *  5. engine_shutdown() at exit: jobs never waited for are killed and
+ *     every token goes back.
+ * Errors: engine_start() and engine_set_slots() return -1 with a reason
+ * in err; a job that cannot run is never lost: it ends DONE with status
+ * 125 and a reason in res.err.
+ */
+#ifndef ASYNC_ENGINE_H
+#define ASYNC_ENGINE_H
+
+#include <stdint.h>
+
+#include "../config/config.h"
+#include "../worker/buf.h"
+#include "../worker/proto.h"
+#include "job.h"
+#include "jobserver.h"
+
+struct engine_stats {
+	uint64_t submitted, completed, failed, retried, timed_out;
+	uint64_t token_waits, token_wait_ns, bytes_in, bytes_out, restarts;
+	int running, max_running, queued;
+	int limit;              /* jobs at once outside a jobserver */
+	int workers;            /* the pool's size now (0: not started) */
+	const char *mode;       /* "jobserver-pipe", "jobserver-fifo", "limit" */
+};
+
+/*
+ * Start the pool for `cfg` (copied).  0, or -1 with a reason in err.
+ * Safe to call again: later calls do nothing.
+ */
+int engine_start(const struct config *cfg, struct buf *err);
+int engine_started(void);
+/* Jobs ever submitted to the running engine. */
+unsigned long engine_submitted(void);
+/*
+ * Where tokens come from: a jobserver (a != NULL) or, when there is none,
+ * at most `limit` jobs at once.  Called from make's thread before each
+ * submission; a change takes effect for jobs started afterwards.
+ * Returns -1 with a warning text in err when the jobserver is unusable
+ * (the engine then runs one job at a time).
+ */
+int engine_set_slots(const struct js_auth *a, int limit, struct buf *err);
+/*
+ * make has read its makefiles and may now run recipes: from here on the
+ * implicit slot serves only jobs make waits for (engine_implicit_job).
+ */
+void engine_makefiles_read(void);
+/* Find a job not yet waited for. */
+struct job *engine_find(const char *name);
+/* Hand a new job to the engine (which owns it from then on). */
+void engine_submit(struct job *j);
+/* A job still queued goes to the head of the queue (make waits for it). */
+void engine_promote(struct job *j);
+/*
+ * Stop a job nobody will wait for: a queued one is dropped, a running one
+ * is cancelled (SIGTERM to its group, SIGKILL after kill_grace) and its
+ * slot or token comes back when the pool reports it ended.  The engine
+ * owns j from then on and frees it; the caller must forget it.
+ */
+void engine_cancel(struct job *j);
+/*
+ * Block until every job in jobs[] is done (all jobs not waited for when
+ * n == 0: then *jobs is set to a malloc'd array, in queue order, and *n to
+ * its length).  Jobs returned are removed from the table; the caller frees
+ * them with job_free().  With `progress`, a single status line on stderr
+ * is redrawn while the wait lasts longer than half a second, and erased
+ * before returning.
+ */
+void engine_wait(struct job ***jobs, size_t *n, int progress);
+void engine_get_stats(struct engine_stats *st);
+/* Write the trace file now (config `trace`); warns once on failure. */
+void engine_write_trace(void);
+/* Kill everything, give back tokens, stop the thread (atexit). */
+void engine_shutdown(void);
+
+/* Called by backends from the I/O thread, engine lock held. */
+void engine_on_started(int64_t id, const struct started_msg *m);
+/* May take res->out and res->err (leaving them empty); the caller releases res. */
+void engine_on_result(int64_t id, struct result_msg *res);
+void engine_log(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+#endif

@@ -1,0 +1,17 @@
+#ifndef ASYNC_FATAL_H
+#define ASYNC_FATAL_H
+
+/*
+ * fatal.c: make's fatal signals (HUP, INT, QUIT, TERM, XCPU, XFSZ).
+ * fatal_init: at load, on make's thread: a handler in front of make's that
+ * gives back the held tokens, marks the plugin dying and writes a byte to
+ * the descriptor of fatal_set_wake (the I/O thread's wake pipe; -1:
+ * none).  fatal_dying: from then on no token is taken, no job started and
+ * no pool restarted.  fatal_release: make's handlers back (at unload).
+ */
+void fatal_init(void);
+void fatal_release(void);
+int fatal_dying(void);
+void fatal_set_wake(int fd);
+
+#endif

@@ -1,0 +1,70 @@
+/*
+ * job.h - one job of the plugin: a build step, a probe, or an async-shell
+ * command, from the make function that queued it until make's thread
+ * frees it after a wait.
+ *
+ * Ownership:
+ *  1. A make function (funcs.c, shell.c) allocates the job, fills the
+ *     fields marked "make's thread" below and hands it to engine_submit().
+ *  2. From then on the engine owns it: only the engine's I/O thread
+ *     writes the fields marked "engine", always with engine.lock held.
+ *  3. engine_wait() returns it DONE and out of the engine's table; make's
+ *     thread owns it again, reads `res`, and frees it with job_free().
+ *  A job given to engine_cancel() is the engine's for good.
+ */
+#ifndef ASYNC_JOB_H
+#define ASYNC_JOB_H
+
+#include <stdint.h>
+
+#include "../worker/buf.h"
+#include "../worker/proto.h"
+
+/*
+ * JOB_SHELL and JOB_SPEC are async-shell's own (shell.c): a command make
+ * is waiting for, and one started ahead of need from the last run's
+ * record.  They are "internal": never part of $(async-wait)'s set, never
+ * warned about at exit.
+ */
+enum job_kind { JOB_COMPILE, JOB_TRY, JOB_SHELL, JOB_SPEC };
+enum job_state { JOB_QUEUED, JOB_RUNNING, JOB_DONE };
+/*
+ * What lets a job run: the implicit slot (the one make's jobserver gives
+ * every make for free), a jobserver token, or a place under the plain
+ * limit used where no jobserver exists (slots.h).
+ */
+enum job_slot { SLOT_NONE, SLOT_IMPLICIT, SLOT_TOKEN, SLOT_LIMIT };
+
+struct job {
+	/* make's thread, before engine_submit() */
+	char *name;
+	enum job_kind kind;
+	char *command;          /* as the user wrote it (for messages) */
+	struct buf payload;     /* encoded MSG_JOB; the engine releases it once dispatched */
+	uint32_t retries;       /* config `retries`: runs again after a worker crash */
+	int dry;                /* make -n inside a recipe: echoed, not run */
+	int cached;             /* answered from the cache: done, never run */
+	struct buf cache_key;   /* cache on: where its answer is to be kept */
+
+	/* engine (lock held) */
+	int64_t id;             /* set by engine_submit(), unique in this make */
+	enum job_state state;
+	enum job_slot slot;
+	unsigned char token;    /* SLOT_TOKEN: the very byte read from the jobserver */
+	int in_wait;            /* in the set make's thread is blocked on */
+	int discard;            /* cancelled: the engine frees it once it ends */
+	int64_t queued_ns, dispatched_ns, started_ns;
+	int64_t token_wait_ns, token_wait_start; /* time at the queue head without a token */
+	int worker;
+	struct result_msg res;  /* valid once state == JOB_DONE; make's thread reads it after the wait */
+	struct job *next;       /* run queue, or the engine's discarded list */
+	struct job *hnext;      /* jobtab's name hash chain */
+	struct job *prev_all, *next_all; /* jobtab's list of jobs not yet waited for */
+};
+
+/* Free a job and everything it owns; NULL is fine. */
+void job_free(struct job *j);
+/* Is it an async-shell job (never in $(async-wait)'s set)? */
+int job_internal(const struct job *j);
+
+#endif

@@ -1,0 +1,22 @@
+#ifndef ASYNC_REEXEC_H
+#define ASYNC_REEXEC_H
+
+#include "jobserver.h"
+
+/*
+ * reexec.c: tokens held when a sub-make re-executes itself, given back by
+ * the plugin in the new image, or by a fatal signal's handler.
+ * reexec_init: once, on make's thread, at load, before the engine runs.
+ * reexec_jobserver: the jobserver every held token comes from (the
+ * engine's), before the first one is taken.  reexec_hold: with
+ * engine.lock held, for every token taken (+1) or to be given back (-1);
+ * for -1 it returns 1 when the caller writes the byte back, 0 when
+ * reexec_give_back_held() already did (then js_forget() it).
+ * reexec_give_back_held: async-signal-safe; gives back every token held.
+ */
+void reexec_init(void);
+void reexec_jobserver(const struct jobserver *js);
+int reexec_hold(unsigned char tok, int delta);
+void reexec_give_back_held(void);
+
+#endif

@@ -1,0 +1,23 @@
+#ifndef ASYNC_SPAWN_H
+#define ASYNC_SPAWN_H
+
+#include <sys/types.h>
+
+#include "../worker/buf.h"
+
+/*
+ * spawn.c: start the worker executable with a pipe pair on its fd 0/1 and,
+ * unless `board` is -1, that descriptor (board.h) on its fd 3.
+ */
+int spawn_worker(const char *exe, char *const argv[], int board, int *to_child,
+		 int *from_child, pid_t *pid);
+/* Path of the worker executable (env, next to the .so, libexec); malloc'd. */
+char *spawn_find_worker(struct buf *err);
+/*
+ * Fork a worker from this process image, running worker_main() with
+ * started_after_ms; the board as above.
+ */
+int spawn_fork_worker(int index, int board, int started_after_ms, int *to_child,
+		      int *from_child, pid_t *pid);
+
+#endif
