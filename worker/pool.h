@@ -19,6 +19,22 @@
  * The pool never calls waitpid(-1); it calls ops->reap for the pid of a
  * worker it knows is gone (the owner decides whether waitpid(pid) is safe:
  * inside make it may already have been reaped by make).
+ *
+ * The owner's steps:
+ *  1. pool_new(), then pool_warm() to start the workers now, not at the
+ *     first job;
+ *  2. pool_submit() each job; a -1 means the pool did not take it (the
+ *     id is in use, or no memory): it will never be reported, so the
+ *     owner reports it itself;
+ *  3. every round of its loop, pool_pollfds() before poll() and
+ *     pool_events() after: results and STARTED reports come through ops
+ *     from inside pool_events() (and from pool_pollfds() for a worker
+ *     that could not start);
+ *  4. pool_cancel() a job nobody wants; it is still reported;
+ *  5. pool_destroy() once: whatever still runs is killed, not reported.
+ * Descriptors: the pool owns every pipe end ops->start hands it and the
+ * board; the owner owns the ones pool_pollfds() lists only for the
+ * length of its poll().
  */
 #ifndef ASYNC_POOL_H
 #define ASYNC_POOL_H
