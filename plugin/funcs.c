@@ -10,6 +10,9 @@
 #include <unistd.h>
 
 #include "funcs.h"
+#include "mk.h"
+#include "output.h"
+#include "shell.h"
 #include "engine.h"
 #include "job.h"
 

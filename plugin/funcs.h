@@ -8,6 +8,7 @@
 #include <stddef.h>
 
 #include "../config/config.h"
+#include "../worker/buf.h"
 #include "jobserver.h"
 
 /* gmk function callbacks (setup.c registers them). */
@@ -51,53 +52,5 @@ void funcs_job_msg(struct job_msg *m, const char *shell, char **flags, const cha
 /* Encode a MSG_JOB with the configuration's env, timeout and limits. */
 void funcs_put_job(struct buf *payload, const char *shell, char **flags, const char *cwd,
 		   const char *command, const char *input);
-
-/* shell.c: $(async-shell), speculation and memoization. */
-char *shell_func(const char *nm, unsigned int argc, char **argv);
-/* At load: set the end-of-parse hook, start the recorded commands. */
-void shell_load(void);
-/* The end-of-parse hook's function: calls shell_makefiles_read(). */
-char *shell_read_func(const char *nm, unsigned int argc, char **argv);
-/*
- * The makefiles have been read (or a recipe is being expanded): cancel
- * speculated jobs nobody asked for, write this run's record, and tell the
- * engine (engine_makefiles_read).  Idempotent.
- */
-void shell_makefiles_read(void);
-/*
- * The answer cache (config `cache`, worker/cache.h).  Lookup: with the
- * cache on, compute j's key (the command as written, before the
- * launcher, which is part of the key) and, on a hit, fill j->res and set
- * j->cached.  Keep: store a
- * finished job's answer under its key if it ran to completion.
- */
-struct job;
-void shell_cache_lookup(const struct config *c, struct job *j, const char *shell, char **flags,
-			const char *command, const char *input, char **launcher);
-void shell_cache_keep(const struct job *j);
-/* atexit: end speculation, keep the cache within its bounds. */
-void shell_exit(void);
-/* Append the async-shell counters to $(async-stats). */
-void shell_stats(struct buf *b);
-
-/* setup.c: talking to make */
-/* Define NAME<suffix> as a simple variable holding `value` verbatim. */
-void mk_set_var(const char *name, const char *suffix, const char *value);
-/* $(error msg) at the current location; does not return. */
-void mk_error(const char *msg) __attribute__((noreturn));
-/* gmk_eval text (make parses it as a makefile line). */
-void mk_eval(const char *text);
-/* gmk_expand into a malloc'd string. */
-char *mk_expand(const char *text);
-/* A function result (gmk_alloc'd copy). */
-char *mk_result(const char *s);
-/* Write to fd 1 or 2 after flushing make's stdio. */
-void mk_print(int fd, const void *p, size_t n);
-
-/* output.c: $(shell)-style folding of captured output (malloc'd). */
-char *output_fold(const void *p, size_t n);
-/* Single-quote a word for /bin/sh if it needs it (appended to b). */
-struct buf;
-void output_shell_quote(struct buf *b, const char *word);
 
 #endif

@@ -3,7 +3,7 @@
 #include <string.h>
 
 #include "../worker/buf.h"
-#include "funcs.h"
+#include "output.h"
 
 /*
  * Like make's $(shell): "\r\n" and "\n" become one space, trailing

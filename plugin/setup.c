@@ -11,6 +11,8 @@
 #include <gnumake.h>
 
 #include "funcs.h"
+#include "mk.h"
+#include "shell.h"
 #include "engine.h"
 #include "fatal.h"
 #include "reexec.h"

@@ -26,6 +26,9 @@
 #include "../worker/run.h"
 #include "../worker/store.h"
 #include "funcs.h"
+#include "mk.h"
+#include "output.h"
+#include "shell.h"
 #include "engine.h"
 #include "job.h"
 

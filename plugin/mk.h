@@ -1,0 +1,23 @@
+/*
+ * mk.h - talking to make through its loaded-object API (gnumake.h), in
+ * setup.c.  make's thread only: these are the only calls of gmk_*.
+ */
+#ifndef ASYNC_MK_H
+#define ASYNC_MK_H
+
+#include <stddef.h>
+
+/* Define NAME<suffix> as a simple variable holding `value` verbatim. */
+void mk_set_var(const char *name, const char *suffix, const char *value);
+/* $(error msg) at the current location; does not return. */
+void mk_error(const char *msg) __attribute__((noreturn));
+/* gmk_eval text (make parses it as a makefile line). */
+void mk_eval(const char *text);
+/* gmk_expand into a malloc'd string. */
+char *mk_expand(const char *text);
+/* A function result (gmk_alloc'd copy). */
+char *mk_result(const char *s);
+/* Write to fd 1 or 2 after flushing make's stdio. */
+void mk_print(int fd, const void *p, size_t n);
+
+#endif
