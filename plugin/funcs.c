@@ -473,6 +473,7 @@ char *funcs_wait(const char *nm, unsigned int argc, char **argv)
 	size_t n = 0;
 	struct buf fail = BUF_INIT;
 	int nfail = 0, first_status = 0, in_recipe;
+	size_t steps = 0;
 	char *at;
 
 	if (argc && *funcs_trim(argv[0])) {
@@ -513,6 +514,7 @@ char *funcs_wait(const char *nm, unsigned int argc, char **argv)
 
 		shell_cache_keep(j);
 		funcs_publish(j);
+		steps += j->kind == JOB_COMPILE;
 		if (j->kind == JOB_COMPILE && j->res.status) {
 			if (!nfail++)
 				first_status = j->res.status;
@@ -522,12 +524,14 @@ char *funcs_wait(const char *nm, unsigned int argc, char **argv)
 		job_free(j);
 	}
 	free(jobs);
-	if (!nfail)
-		return NULL;
-
 	at = funcs_var("@");
 	in_recipe = *at != 0;
 	free(at);
+	/* build steps ran (or were echoed under -n) for this target */
+	if (in_recipe && steps)
+		mk_count_command();
+	if (!nfail)
+		return NULL;
 	if (!in_recipe) {
 		struct buf b = BUF_INIT;
 		buf_addf(&b, "%s: %d build step%s failed:\n%s", nm, nfail,

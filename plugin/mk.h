@@ -17,6 +17,8 @@ void mk_eval(const char *text);
 char *mk_expand(const char *text);
 /* A function result (gmk_alloc'd copy). */
 char *mk_result(const char *s);
+/* Tell make a command ran for the target being updated (no "up to date"). */
+void mk_count_command(void);
 /* Write to fd 1 or 2 after flushing make's stdio. */
 void mk_print(int fd, const void *p, size_t n);
 

@@ -3,6 +3,7 @@
  * few ways the plugin talks back to make (setting variables, printing,
  * stopping with an error).  Only make's thread runs this code.
  */
+#include <dlfcn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -109,6 +110,28 @@ void mk_print(int fd, const void *p, size_t n)
 	fflush(stdout);
 	fflush(stderr);
 	mk_write(fd, p, n);
+}
+
+/*
+ * make prints "'T' is up to date" (or "Nothing to be done for 'T'") when
+ * it started no command while updating T; it counts in the global
+ * commands_started (remake.c), which its own -t path bumps to say "work
+ * was done" without running a command.  A recipe whose lines expand to
+ * nothing but build steps started none of make's commands, so we bump it
+ * too.  make links with --export-dynamic so that loaded objects find
+ * gmk_*; its globals are in the dynamic symbol table with them (4.3 and
+ * 4.4.1 both have `unsigned int commands_started`).  Without the symbol
+ * the message stays, which is all that is lost.
+ */
+void mk_count_command(void)
+{
+	static unsigned int *started;
+	static int looked;
+
+	if (!looked++)
+		started = dlsym(RTLD_DEFAULT, "commands_started");
+	if (started)
+		++*started;
 }
 
 #ifdef GMK_ABI_VERSION
