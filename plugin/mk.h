@@ -17,6 +17,11 @@ void mk_eval(const char *text);
 char *mk_expand(const char *text);
 /* A function result (gmk_alloc'd copy). */
 char *mk_result(const char *s);
+/*
+ * After the makefiles are read: warn if one redefined a variable that
+ * stands for a function ($(async-wait) is a variable reference for make).
+ */
+void mk_check_aliases(void);
 /* Tell make a command ran for the target being updated (no "up to date"). */
 void mk_count_command(void);
 /* Write to fd 1 or 2 after flushing make's stdio. */

@@ -112,6 +112,33 @@ void mk_print(int fd, const void *p, size_t n)
 	mk_write(fd, p, n);
 }
 
+/* Functions whose spelling without arguments is a variable (see setup). */
+static const char *const mk_aliases[] = { "async-wait", "async-stats" };
+
+void mk_check_aliases(void)
+{
+	for (size_t i = 0; i < sizeof mk_aliases / sizeof *mk_aliases; i++) {
+		char ref[64], *v;
+
+		snprintf(ref, sizeof ref, "$(value %s)", mk_aliases[i]);
+		v = mk_expand(ref);
+		snprintf(ref, sizeof ref, "$(%s )", mk_aliases[i]);
+		if (strcmp(v, ref)) {
+			struct buf b = BUF_INIT;
+
+			buf_addf(&b, "asynccompile: warning: a makefile gave the variable '%s' "
+				 "a value of its own, so $(%s) expands to that value and no longer "
+				 "calls the function (a recipe line then runs it as a command, "
+				 "a makefile line reports \"missing separator\"); call it as "
+				 "$(%s ) with a blank, or rename the variable\n",
+				 mk_aliases[i], mk_aliases[i], mk_aliases[i]);
+			mk_print(2, b.data, b.len);
+			buf_release(&b);
+		}
+		free(v);
+	}
+}
+
 /*
  * make prints "'T' is up to date" (or "Nothing to be done for 'T'") when
  * it started no command while updating T; it counts in the global
@@ -163,8 +190,12 @@ int asynccompile_gmk_setup(const gmk_floc *floc)
 	 * needs a blank after the name), so give those names values that
 	 * call the functions.
 	 */
-	gmk_eval("async-wait = $(async-wait )", NULL);
-	gmk_eval("async-stats = $(async-stats )", NULL);
+	for (size_t i = 0; i < sizeof mk_aliases / sizeof *mk_aliases; i++) {
+		char line[64];
+
+		snprintf(line, sizeof line, "%s = $(%s )", mk_aliases[i], mk_aliases[i]);
+		gmk_eval(line, NULL);
+	}
 	/* exit handlers run last first: make's signal handlers come back last */
 	if (!registered++ && !atexit(fatal_release))
 		atexit(engine_shutdown);

@@ -289,6 +289,7 @@ char *shell_read_func(const char *nm, unsigned int argc, char **argv)
 	(void)nm;
 	(void)argc;
 	(void)argv;
+	mk_check_aliases();
 	shell_makefiles_read();
 	return NULL;
 }
