@@ -88,7 +88,8 @@ static int funcs_discover(const char *fn)
 		r = funcs_load_config(fn, v);
 	else if (env && *env)
 		r = funcs_load_config(fn, env);
-	else if (stat("asynccompile.yaml", &st) == 0)
+	else if (lstat("asynccompile.yaml", &st) == 0 || errno != ENOENT)
+		/* there, if only as a dangling link or a loop: say what is wrong */
 		r = funcs_load_config(fn, "asynccompile.yaml");
 	else {
 		config_defaults(&cfg);
