@@ -205,9 +205,14 @@ static void funcs_situation(const char *fn, struct situation *s)
 	} else {
 		int jobs = s->flags.jobs;
 		if (!jobs) {
+			/* make 4.3 shows neither in $(MAKEFLAGS) while it reads makefiles */
 			struct make_flags ef;
 			js_parse_flags(envmf, &ef);
 			jobs = ef.jobs;
+			if (!jobs) {
+				js_parse_flags(getenv("GNUMAKEFLAGS"), &ef);
+				jobs = ef.jobs;
+			}
 		}
 		if (!jobs)
 			jobs = js_cmdline_jobs();

@@ -125,8 +125,26 @@ void js_parse_flags(const char *mf, struct make_flags *f)
 		if (w[0] == '-' && w[1] == '-' && n == 2)
 			break; /* variable assignments follow */
 		if (first && w[0] != '-') {
-			/* make puts single-letter flags first, without a dash */
+			/*
+			 * make puts single-letter flags first, without a dash; a
+			 * user's MAKEFLAGS=j4 (or kj 4) in the environment is read
+			 * the same way, as -j4.
+			 */
 			for (size_t i = 0; i < n; i++) {
+				if (w[i] == 'j') {
+					size_t d = strspn(w + i + 1, "0123456789");
+
+					if (i + 1 + d == n && d)
+						f->jobs = atoi(w + i + 1);
+					else if (i + 1 == n && nn && strspn(nw, "0123456789") >= nn) {
+						f->jobs = atoi(nw);
+						nw = js_next_word(nw + nn, &nn);
+					} else if (i + 1 == n)
+						f->jobs = -1;
+					break;
+				}
+				if (strchr("CfIloWEO", w[i]))
+					break; /* the rest is that option's argument */
 				switch (w[i]) {
 				case 'q': f->question = 1; /* fall through */
 				case 'n': f->dry_run = 1; break;

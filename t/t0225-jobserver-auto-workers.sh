@@ -36,6 +36,15 @@ ok "-j4, parse time: the pool grows until 4 probes run at once" reached 4
 ok "-j4, parse time: never more than 4" at_most 4
 diag "-j4 parse time: max overlap $(max_overlap log), $(grep -o 'pool_size=[0-9]*' out)"
 
+# -j4 given only through the environment, as make reads it: make 4.3
+# shows it nowhere while it reads its makefiles.
+for e in MAKEFLAGS=j4 MAKEFLAGS=kj4 MAKEFLAGS=-j4 GNUMAKEFLAGS=-j4; do
+	mk_parse 4 4
+	fresh; (export "$e"; run_make; exit "$make_status"); make_status=$?
+	ok "$e in the environment, parse time: 4 probes run at once" reached 4
+	ok "$e in the environment, parse time: never more than 4" at_most 4
+done
+
 # Beyond the CPU count, whatever it is here.
 n=$((cpus + 2))
 mk_parse $((n + 1)) "$n"

@@ -42,6 +42,17 @@ static void test_parse_flags(void)
 	ok(f.dry_run && f.question && f.jobs == 0, "assignments after -- are not flags; q questions");
 	js_parse_flags(" -j 5", &f);
 	ok(f.jobs == 5, "-j N as two words");
+	/* a user's MAKEFLAGS in the environment: the first word is -WORD to make */
+	js_parse_flags("j4", &f);
+	ok(f.jobs == 4, "j4 without a dash");
+	js_parse_flags("kj4 FOO=1", &f);
+	ok(f.keep_going && f.jobs == 4, "kj4: letters, then j with its number");
+	js_parse_flags("sj 6", &f);
+	ok(f.silent && f.jobs == 6, "sj 6: the number as the next word");
+	js_parse_flags("j", &f);
+	ok(f.jobs == -1, "j alone: no limit");
+	js_parse_flags("Cj4", &f);
+	ok(f.jobs == 0, "Cj4: j4 is -C's directory, not -j");
 }
 
 static void test_tokens(void)
