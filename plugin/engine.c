@@ -21,6 +21,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "../worker/children.h"
 #include "backend.h"
 #include "engine.h"
 #include "fatal.h"
@@ -262,7 +263,7 @@ static int engine_grow(void)
 static int engine_owns(void *ctx, pid_t pid)
 {
 	(void)ctx;
-	return E.backend->ops->owns(E.backend, pid);
+	return E.backend && E.backend->ops->owns(E.backend, pid);
 }
 
 /* Lock held.  A queued job goes to the head of the queue. */
@@ -641,6 +642,14 @@ static void engine_progress(struct job **jobs, size_t n, int *drawn)
 	char line[160];
 	int len;
 
+	/*
+	 * The line is redrawn in place ("\r", erase to the end): while a
+	 * recipe of make's runs, that would wipe what it printed without a
+	 * newline.  Blocked in our wait, make starts no new child, so once
+	 * none runs the line is safe until the wait returns.
+	 */
+	if (children_running(engine_owns, NULL))
+		return;
 	for (size_t i = 0; i < n; i++) {
 		done += jobs[i]->state == JOB_DONE;
 		running += jobs[i]->state == JOB_RUNNING;

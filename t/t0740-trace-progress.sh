@@ -57,4 +57,24 @@ write_config "workers: 1" "progress: always"
 run_make
 ok "progress: always draws even into a file" expect_grep 'asynccompile: .*/3 done' err
 
+# The line is redrawn in place, so it must not be drawn while a recipe of
+# make's runs: that would wipe what the recipe printed without a newline.
+# Recipe `other` prints a partial line and runs until the build step that
+# `waiter` waits for has ended; the step runs 1.5 s past that partial line,
+# three times as long as a wait takes to draw its first line.
+write_mk Makefile <<'EOF2'
+load @PLUGIN@
+all: other waiter
+other:
+	@printf 'partial' >&2; i=0; while [ ! -e step.done ] && [ $$i -lt 600 ]; do sleep 0.05; i=$$((i + 1)); done
+waiter:
+	$(async-compile s1,i=0; while ! grep -q partial err && [ $$i -lt 600 ]; do sleep 0.05; i=$$((i + 1)); done; sleep 1.5; touch step.done)
+	@$(async-wait)
+EOF2
+rm -f step.done
+run_make -j3
+ok "progress beside a running recipe: make exits 0" expect_make_ok
+ok "progress beside a running recipe: its partial line is not erased" \
+	expect_no_grep 'done, ' err
+
 done_testing
