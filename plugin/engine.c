@@ -560,6 +560,25 @@ unsigned long engine_submitted(void)
 	return n;
 }
 
+/*
+ * The top-level make starts the trace file afresh, once, before any
+ * sub-make of its build can have written to it; sub-makes and a make
+ * that re-executed itself (MAKE_RESTARTS) add to it.
+ */
+static void engine_trace_begin(void)
+{
+	static int begun;
+	const char *level = getenv("MAKELEVEL"), *restarts = getenv("MAKE_RESTARTS");
+	struct buf why = BUF_INIT;
+
+	if (!E.trace || begun++ || (level && *level && strcmp(level, "0")) ||
+	    (restarts && *restarts))
+		return;
+	if (trace_begin(E.trace, &why) < 0 && !E.trace_warned++)
+		engine_log("warning: cannot write the trace file %s: %s", E.trace, (char *)why.data);
+	buf_release(&why);
+}
+
 int engine_start(const struct config *cfg, struct buf *err)
 {
 	sigset_t all, old;
@@ -592,6 +611,7 @@ int engine_start(const struct config *cfg, struct buf *err)
 	E.workers = workers;
 	E.workers_max = config_workers_max(cfg);
 	E.trace = cfg->trace && *cfg->trace ? strdup(cfg->trace) : NULL;
+	engine_trace_begin();
 	reexec_jobserver(&E.slots.js);
 	E.warm = cfg->warm;
 	/* make's signal handlers must run on make's thread only */
@@ -716,8 +736,11 @@ void engine_wait(struct job ***jobs, size_t *n, int progress)
 
 void engine_write_trace(void)
 {
-	if (E.trace && trace_write(E.trace) < 0 && !E.trace_warned++)
-		engine_log("warning: cannot write the trace file %s: %s", E.trace, strerror(errno));
+	struct buf why = BUF_INIT;
+
+	if (E.trace && trace_write(E.trace, &why) < 0 && !E.trace_warned++)
+		engine_log("warning: cannot write the trace file %s: %s", E.trace, (char *)why.data);
+	buf_release(&why);
 }
 
 void engine_get_stats(struct engine_stats *st)

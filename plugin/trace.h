@@ -3,22 +3,33 @@
  * `trace: FILE`), openable in Perfetto or chrome://tracing.
  *
  * trace_record() copies what it needs from a finished job (engine lock
- * held, I/O thread); trace_write() writes every span recorded so far to the
- * file, replacing it (make's thread, at each async-wait and at exit).
+ * held, I/O thread); trace_write() writes every span recorded so far into
+ * the file (make's thread, at each async-wait and at exit).
  * Spans: one per job on the track of the worker that ran it ("ph":"X"),
  * with its queue wait and token wait in args, plus one span per job on a
  * "queue" track from queueing to dispatch.
+ *
+ * Every make of a recursive build writes into the same file, each on a
+ * process track of its own (pid; times on one monotonic clock): a writer
+ * locks the file's directory (flock), keeps the lines other processes
+ * wrote, replaces its own and renames a new file into place, so the file
+ * is always whole, valid JSON.  Each event line carries "ac": its
+ * writer's pid and start time (a re-executed make keeps its pid).
+ * trace_begin() starts the file afresh: the top-level make does it when
+ * its engine first starts, before any sub-make can run.
+ * Both return 0, or -1 with what failed (which file, which step) in why.
  */
 #ifndef ASYNC_TRACE_H
 #define ASYNC_TRACE_H
 
 #include <stdint.h>
 
+struct buf;
 struct job;
 
 void trace_record(const struct job *j);
-/* 0, or -1 with errno (the caller warns once). */
-int trace_write(const char *path);
+int trace_write(const char *path, struct buf *why);
+int trace_begin(const char *path, struct buf *why);
 void trace_reset(void);
 
 #endif

@@ -18,10 +18,51 @@ ok "no temporary trace file is left behind" sh -c '[ "$(ls trace.json* | wc -l)"
 ok "the trace is readable, not executable" sh -c '[ "$(stat -c %a trace.json)" = 644 ]'
 ok "commands are escaped in the trace" grep -q 'quote\\\\\\" back\\\\\\\\slash' trace.json
 
+# The same build again: the top-level make starts the file afresh.
+run_make -s
+ok "a second build: make succeeds" expect_make_ok
+ok "a second build: the trace holds that build's spans only" \
+	"$TEST_HELPERDIR/check-trace.py" "$TRASH/trace.json" p1 p2 p3 p4 c1
+
+# A recursive build: every make's jobs land in the one file, one process
+# track per make, two sub-makes finishing side by side included.
+write_mk Makefile <<'EOF2'
+load @PLUGIN@
+all: suba subb
+	$(async-compile top1,echo top)
+	$(async-wait)
+suba subb:
+	+$(MAKE) -f sub.mk NAME=$@
+EOF2
+write_mk sub.mk <<'EOF2'
+load @PLUGIN@
+all:
+	$(async-compile $(NAME).1,echo one)
+	$(async-compile $(NAME).2,echo two)
+	$(async-wait)
+EOF2
+run_make -s -j4
+ok "recursive build with trace: make succeeds" expect_make_ok
+ok "recursive build: the spans of all three makes are in the file" \
+	"$TEST_HELPERDIR/check-trace.py" --makes 3 "$TRASH/trace.json" top1 suba.1 suba.2 subb.1 subb.2
+ok "recursive build: no temporary file is left behind" sh -c '[ "$(ls trace.json* | wc -l)" -eq 1 ]'
+run_make -s -j4
+ok "recursive build again: the trace holds that build only" \
+	"$TEST_HELPERDIR/check-trace.py" --makes 3 "$TRASH/trace.json" top1 suba.1 suba.2 subb.1 subb.2
+
 write_config "workers: 2" "trace: $TRASH/no/such/dir/trace.json"
 run_make -s
 ok "an unwritable trace is a warning, not a failure" \
 	sh -c '[ "$0" -eq 0 ] && grep -q "cannot write the trace file" err' "$make_status"
+ok "... which says what failed" \
+	expect_grep "trace.json: cannot open its directory $TRASH/no/such/dir: No such file or directory" err
+
+write_config "workers: 2" "trace: /proc/version"
+run_make -s
+ok "a trace path where no file can be created: make succeeds" expect_make_ok
+ok "... and the warning says which step failed" \
+	expect_grep "cannot write the trace file /proc/version: cannot create the temporary file /proc/version\\.[^ ]* beside it: " err
+ok "... and /proc/version is untouched" grep -q Linux /proc/version
 
 # progress, under a pseudo-terminal
 if ! command -v script >/dev/null 2>&1; then
