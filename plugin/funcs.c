@@ -3,6 +3,7 @@
  * turning results into variables, output and errors.  Make's thread only.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -350,6 +351,80 @@ void funcs_put_job(struct buf *payload, const char *shell, char **flags, const c
 	msg_put_job(payload, &m);
 }
 
+/* Is `word` a word of `cmd`, as the shell splits a simple command list? */
+static int funcs_has_word(const char *cmd, const char *word)
+{
+	size_t n = strlen(word);
+
+	if (!n)
+		return 0;
+	for (const char *p = strstr(cmd, word); p; p = strstr(p + 1, word))
+		if ((p == cmd || strchr(" \t\n;&|(`", p[-1])) && strchr(" \t\n;&|)`", p[n]))
+			return 1;
+	return 0;
+}
+
+static char **funcs_strv_add(char **v, size_t *n, char *s)
+{
+	char **nv = realloc(v, (*n + 2) * sizeof *nv);
+
+	if (!nv || !s)
+		abort();
+	nv[(*n)++] = s;
+	nv[*n] = NULL;
+	return nv;
+}
+
+/*
+ * What a recipe line of make's gets besides the command, for a build step
+ * run in its place: MAKEFLAGS (command-line variables included) and
+ * MFLAGS as make exports them, MAKELEVEL one up, then the config's env.
+ * A recursive step (the command names $(MAKE) as a word: make itself
+ * decides on the unexpanded line, which a function never sees) under a
+ * pipe jobserver also gets make's jobserver descriptors, opened by number
+ * through /proc in the job alone; a fifo jobserver needs only MAKEFLAGS.
+ * Returns whether the step is recursive; *env and *fds are malloc'd.
+ */
+static int funcs_make_context(const char *command, char ***env, char ***fds)
+{
+	char *mf = mk_expand("$(MAKEFLAGS)"), *mfl = mk_expand("$(MFLAGS)");
+	char *lvl = mk_expand("$(MAKELEVEL)"), *make = mk_expand("$(MAKE)");
+	int recursive = funcs_has_word(command, make);
+	size_t n = 0, nf = 0;
+	struct buf b = BUF_INIT;
+	struct js_auth a;
+
+	*env = NULL;
+	*fds = NULL;
+	buf_addf(&b, "MAKEFLAGS=%s", mf);
+	*env = funcs_strv_add(*env, &n, strdup((char *)b.data));
+	buf_reset(&b);
+	buf_addf(&b, "MFLAGS=%s", mfl);
+	*env = funcs_strv_add(*env, &n, strdup((char *)b.data));
+	buf_reset(&b);
+	buf_addf(&b, "MAKELEVEL=%ld", strtol(lvl, NULL, 10) + 1);
+	*env = funcs_strv_add(*env, &n, strdup((char *)b.data));
+	for (char **e = cfg.env; e && *e; e++)
+		*env = funcs_strv_add(*env, &n, strdup(*e));
+	if (recursive && js_parse_auth(mf, &a) && a.style == JS_PIPE) {
+		if (fcntl(a.rfd, F_GETFD) >= 0 && fcntl(a.wfd, F_GETFD) >= 0) {
+			buf_reset(&b);
+			buf_addf(&b, "%d</proc/%d/fd/%d", a.rfd, (int)getpid(), a.rfd);
+			*fds = funcs_strv_add(*fds, &nf, strdup((char *)b.data));
+			buf_reset(&b);
+			buf_addf(&b, "%d>/proc/%d/fd/%d", a.wfd, (int)getpid(), a.wfd);
+			*fds = funcs_strv_add(*fds, &nf, strdup((char *)b.data));
+		}
+		js_auth_release(&a);
+	}
+	buf_release(&b);
+	free(mf);
+	free(mfl);
+	free(lvl);
+	free(make);
+	return recursive;
+}
+
 static char *funcs_queue(const char *fn, enum job_kind kind, unsigned int argc, char **argv)
 {
 	struct situation sit;
@@ -397,8 +472,26 @@ static char *funcs_queue(const char *fn, enum job_kind kind, unsigned int argc, 
 	}
 
 	funcs_make_shell(&shell, &flags);
-	funcs_put_job(&j->payload, shell, flags, funcs_cwd(), (char *)cmd.data,
-		      argc > 2 ? argv[2] : NULL);
+	if (kind == JOB_COMPILE && sit.in_recipe) {
+		struct job_msg m;
+		char **env, **fds;
+		int recursive;
+
+		funcs_job_msg(&m, shell, flags, funcs_cwd(), (char *)cmd.data,
+			      argc > 2 ? argv[2] : NULL);
+		recursive = funcs_make_context(argv[1], &env, &fds);
+		m.env = env;
+		m.fds = fds;
+		msg_put_job(&j->payload, &m);
+		strv_free(env);
+		strv_free(fds);
+		/* make runs a recursive line even under -n and -q; so do we */
+		if (recursive)
+			j->dry = 0;
+	} else {
+		funcs_put_job(&j->payload, shell, flags, funcs_cwd(), (char *)cmd.data,
+			      argc > 2 ? argv[2] : NULL);
+	}
 	/* build steps are ccache's business; probes' answers may be kept */
 	if (kind == JOB_TRY)
 		shell_cache_lookup(&cfg, j, shell, flags, argv[1], argc > 2 ? argv[2] : NULL,

@@ -223,6 +223,7 @@ static struct {
 	int valid;
 	int in, out, err;
 	char *cwd;
+	int once;       /* built with a job's own descriptors: not for the next */
 	posix_spawn_file_actions_t fa;
 } launch_fa;
 static int launch_attr_valid;
@@ -266,16 +267,22 @@ static int launch_get_attr(void)
 	return rc;
 }
 
-/* child_in -1: /dev/null.  cwd NULL or "": the worker's own. */
-static int launch_get_actions(int child_in, int child_out, int child_err, const char *cwd)
+/*
+ * child_in -1: /dev/null.  cwd NULL or "": the worker's own.  fds: the
+ * job's own descriptors (job_msg.fds), opened in the child after every
+ * other descriptor is closed.
+ */
+static int launch_get_actions(int child_in, int child_out, int child_err, const char *cwd,
+			      char *const *fds)
 {
 	posix_spawn_file_actions_t *fa = &launch_fa.fa;
-	int rc;
+	int rc, own = fds && *fds;
 
 	if (!cwd)
 		cwd = "";
-	if (launch_fa.valid && launch_fa.in == child_in && launch_fa.out == child_out &&
-	    launch_fa.err == child_err && !strcmp(launch_fa.cwd, cwd))
+	if (launch_fa.valid && !launch_fa.once && !own && launch_fa.in == child_in &&
+	    launch_fa.out == child_out && launch_fa.err == child_err &&
+	    !strcmp(launch_fa.cwd, cwd))
 		return 0;
 	if (launch_fa.valid)
 		posix_spawn_file_actions_destroy(fa);
@@ -297,6 +304,14 @@ static int launch_get_actions(int child_in, int child_out, int child_err, const 
 		rc = posix_spawn_file_actions_addchdir_np(fa, cwd);
 	if (!rc)
 		rc = posix_spawn_file_actions_addclosefrom_np(fa, 3);
+	for (char *const *f = fds; !rc && f && *f; f++) {
+		char *end;
+		int fd = (int)strtol(*f, &end, 10); /* checked by msg_get_job */
+
+		rc = posix_spawn_file_actions_addopen(fa, fd, end + 1,
+						      (*end == '<' ? O_RDONLY : O_WRONLY), 0);
+	}
+	launch_fa.once = own;
 	if (rc) {
 		posix_spawn_file_actions_destroy(fa);
 		return rc;
@@ -310,12 +325,13 @@ static int launch_get_actions(int child_in, int child_out, int child_err, const 
 
 /* Returns 0 or an errno value. */
 static int launch_spawn(pid_t *pid, const char *path, char **argv, char **envp,
-			const char *cwd, int child_in, int child_out, int child_err)
+			const char *cwd, int child_in, int child_out, int child_err,
+			char *const *fds)
 {
 	int rc = launch_get_attr();
 
 	if (!rc)
-		rc = launch_get_actions(child_in, child_out, child_err, cwd);
+		rc = launch_get_actions(child_in, child_out, child_err, cwd, fds);
 	if (!rc)
 		rc = posix_spawn(pid, path, &launch_fa.fa, &launch_attr, argv, envp);
 	return rc;
@@ -353,7 +369,7 @@ int launch_start(const struct job_msg *job, struct launch *l, struct buf *why)
 			what = argv[0];
 			path = launch_find_program(argv[0], envp, job->cwd);
 			rc = path ? launch_spawn(&l->pid, path, argv, envp, job->cwd,
-						 in[0], out[1], err[1]) : errno;
+						 in[0], out[1], err[1], job->fds) : errno;
 		}
 		/* A script without #! is the shell's to run, as for execvp(). */
 		if (rc == ENOEXEC)
@@ -369,7 +385,7 @@ int launch_start(const struct job_msg *job, struct launch *l, struct buf *why)
 			rc = ENOMEM;
 		else
 			rc = path ? launch_spawn(&l->pid, path, argv, envp, job->cwd,
-						 in[0], out[1], err[1]) : errno;
+						 in[0], out[1], err[1], job->fds) : errno;
 	}
 	if (rc) {
 		struct stat sb;

@@ -308,6 +308,7 @@ void msg_put_job(struct buf *out, const struct job_msg *m)
 	put_i64(out, m->kill_grace_ms);
 	put_i64(out, m->max_output);
 	put_u32(out, m->retries);
+	put_strv(out, m->fds);
 }
 
 static const char *job_check(struct reader *r, const struct job_msg *m,
@@ -338,6 +339,14 @@ static const char *job_check(struct reader *r, const struct job_msg *m,
 		return "JOB: kill grace out of range";
 	if (m->max_output < 0 || m->max_output > PROTO_MAX_OUTPUT)
 		return "JOB: max_output out of range";
+	for (char **f = m->fds; f && *f; f++) {
+		char *end;
+		long fd = strtol(*f, &end, 10);
+
+		if (end == *f || fd < 3 || fd > 1023 || (*end != '<' && *end != '>') ||
+		    end[1] != '/')
+			return "JOB: a descriptor entry is not N<PATH or N>PATH with 3 <= N < 1024";
+	}
 	return NULL;
 }
 
@@ -364,6 +373,7 @@ int msg_get_job(const void *p, size_t n, struct job_msg *m, const char **why)
 	m->kill_grace_ms = get_i64(&r);
 	m->max_output = get_i64(&r);
 	m->retries = get_u32(&r);
+	m->fds = get_strv(&r);
 	bad = job_check(&r, m, has_input);
 	if (bad) {
 		job_msg_release(m);
@@ -389,6 +399,7 @@ void job_msg_release(struct job_msg *m)
 	free(m->command);
 	free(m->cwd);
 	strv_free(m->env);
+	strv_free(m->fds);
 	free(m->input);
 	memset(m, 0, sizeof *m);
 }

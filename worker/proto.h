@@ -26,7 +26,7 @@
 
 #include "buf.h"
 
-#define PROTO_VERSION 2
+#define PROTO_VERSION 3
 #define PROTO_ID_CONTROL 0
 #define PROTO_ID_SHUTDOWN (-1)
 #define PROTO_HEADER_SIZE 16
@@ -157,6 +157,12 @@ struct job_msg {
 	int64_t kill_grace_ms; /* SIGTERM then SIGKILL after this */
 	int64_t max_output;    /* per-stream capture cap in bytes */
 	uint32_t retries;      /* re-runs allowed after a worker crash */
+	/*
+	 * Descriptors the command gets besides 0-2, as "N<PATH" (opened for
+	 * reading onto fd N) or "N>PATH" (for writing), 3 <= N < 1024: a
+	 * sub-make run as a build step gets make's jobserver pipe this way.
+	 */
+	char **fds;
 };
 
 enum result_flags {

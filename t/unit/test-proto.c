@@ -269,6 +269,31 @@ static void test_job(void)
 	   g.max_output == PROTO_MAX_OUTPUT && g.retries == 3, "JOB numbers round-trip");
 	job_msg_release(&g);
 	ok(!g.shell && !g.env, "job_msg_release leaves the message empty");
+
+	/* A sub-make's jobserver descriptors, and entries that are not. */
+	{
+		static char *fds[] = { "3</proc/1/fd/3", "4>/proc/1/fd/4", NULL };
+		static char *bad[][2] = { { "2</dev/null", NULL }, { "1024</x", NULL },
+					  { "5<relative", NULL }, { "x</y", NULL },
+					  { "6=/y", NULL } };
+
+		j.fds = fds;
+		buf_reset(&b);
+		msg_put_job(&b, &j);
+		ok(msg_get_job(b.data, b.len, &g, &why) == 0 && strv_eq(g.fds, fds),
+		   "JOB descriptor entries round-trip");
+		job_msg_release(&g);
+		for (size_t k = 0; k < sizeof bad / sizeof *bad; k++) {
+			j.fds = bad[k];
+			buf_reset(&b);
+			msg_put_job(&b, &j);
+			ok(msg_get_job(b.data, b.len, &g, &why) < 0 && has(why, "descriptor entry"),
+			   "JOB descriptor entry %s is refused", bad[k][0]);
+		}
+		j.fds = NULL;
+		buf_reset(&b);
+		msg_put_job(&b, &j);
+	}
 	full = b.len;
 
 	/* Every proper prefix is a short field. */
