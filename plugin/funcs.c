@@ -461,7 +461,8 @@ static char *funcs_queue(const char *fn, enum job_kind kind, unsigned int argc, 
 	j->retries = (uint32_t)cfg.retries;
 	j->worker = -1;
 	if (kind == JOB_COMPILE && sit.in_recipe) {
-		int echo = cfg.echo == TRI_TRUE || (cfg.echo == TRI_AUTO && !sit.flags.silent);
+		int echo = cfg.echo == TRI_TRUE ||
+			   (cfg.echo == TRI_AUTO && !sit.flags.silent && !mk_run_silent());
 		/* -q expands recipes too, but prints none of them */
 		if ((echo || sit.flags.dry_run) && !sit.flags.question) {
 			buf_addch(&cmd, '\n');

@@ -22,6 +22,8 @@ char *mk_result(const char *s);
  * stands for a function ($(async-wait) is a variable reference for make).
  */
 void mk_check_aliases(void);
+/* make echoes no command: -s, or `.SILENT:` with no prerequisites. */
+int mk_run_silent(void);
 /* Tell make a command ran for the target being updated (no "up to date"). */
 void mk_count_command(void);
 /* Write to fd 1 or 2 after flushing make's stdio. */

@@ -161,6 +161,22 @@ void mk_count_command(void)
 		++*started;
 }
 
+/*
+ * -s and a `.SILENT:` without prerequisites both end up in make's global
+ * run_silent (main.c, file.c), exported like commands_started above.  A
+ * `.SILENT: T` list and a line's `@` live in make's per-target and
+ * per-line flags, which no function can see.
+ */
+int mk_run_silent(void)
+{
+	static int *silent;
+	static int looked;
+
+	if (!looked++)
+		silent = dlsym(RTLD_DEFAULT, "run_silent");
+	return silent && *silent;
+}
+
 #ifdef GMK_ABI_VERSION
 __attribute__((visibility("default")))
 int asynccompile_gmk_setup(unsigned int abi, const gmk_floc *floc);
