@@ -34,6 +34,7 @@ void config_defaults(struct config *c)
 	c->warm = 1;
 	c->timeout_ms = 0;
 	c->kill_grace_ms = 5000;
+	c->kill_daemons = 0;
 	c->retries = 1;
 	c->launcher = cfg_empty_vec();
 	c->env = cfg_empty_vec();

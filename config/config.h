@@ -18,6 +18,7 @@
  *   warm: true | false                     (YAML 1.1 booleans: yes/no/on/off too)
  *   timeout: 0 | duration                  (0 = none)
  *   kill_grace: duration
+ *   daemons: keep | kill                   (processes a job left in a session of their own)
  *   retries: integer 0..100
  *   launcher: sequence of strings          (argv prefix; [] = none)
  *   env: mapping string -> scalar          (extra job environment)
@@ -55,6 +56,7 @@ struct config {
 	int warm;
 	int64_t timeout_ms;       /* 0 = none */
 	int64_t kill_grace_ms;
+	int kill_daemons;         /* daemons: kill (else keep until the pool ends) */
 	int retries;
 	char **launcher;          /* NULL-terminated, malloc'd; never NULL */
 	char **env;               /* "K=V" NULL-terminated, malloc'd; never NULL */

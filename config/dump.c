@@ -150,6 +150,7 @@ void config_dump(const struct config *c, struct buf *out)
 	buf_addf(out, "warm: %s\n", c->warm ? "true" : "false");
 	dump_duration(out, "timeout", c->timeout_ms, 0);
 	dump_duration(out, "kill_grace", c->kill_grace_ms, 0);
+	buf_addf(out, "daemons: %s\n", c->kill_daemons ? "kill" : "keep");
 	buf_addf(out, "retries: %d\n", c->retries);
 
 	buf_addstr(out, "launcher: [");

@@ -352,6 +352,18 @@ static int cfg_echo(struct cfg_ctx *x, const struct cfg_key *k,
 	return 0;
 }
 
+static int cfg_daemons(struct cfg_ctx *x, const struct cfg_key *k,
+		       yaml_node_t *val, struct config *c)
+{
+	if (val->type == YAML_SCALAR_NODE && cfg_word(val, "keep"))
+		c->kill_daemons = 0;
+	else if (val->type == YAML_SCALAR_NODE && cfg_word(val, "kill"))
+		c->kill_daemons = 1;
+	else
+		return cfg_bad(x, k, val);
+	return 0;
+}
+
 static int cfg_progress(struct cfg_ctx *x, const struct cfg_key *k,
 			yaml_node_t *val, struct config *c)
 {
@@ -597,6 +609,7 @@ const struct cfg_key cfg_keys[] = {
 	{ "warm", "true or false", "", cfg_warm },
 	{ "timeout", "a duration such as 0, 90s, 5m or 1500ms", " (use 0 for none)", cfg_timeout },
 	{ "kill_grace", "a duration such as 5s or 500ms", "", cfg_kill_grace },
+	{ "daemons", "keep or kill", "", cfg_daemons },
 	{ "retries", "an integer 0..100", "", cfg_retries },
 	{ "launcher", "a sequence of strings", " (use [] for none)", cfg_launcher },
 	{ "env", "a mapping", " (use {} for none)", cfg_env },

@@ -338,6 +338,7 @@ void funcs_job_msg(struct job_msg *m, const char *shell, char **flags, const cha
 	}
 	m->timeout_ms = cfg.timeout_ms;
 	m->kill_grace_ms = cfg.kill_grace_ms;
+	m->kill_daemons = (uint8_t)cfg.kill_daemons;
 	m->max_output = cfg.max_output;
 	m->retries = (uint32_t)cfg.retries;
 }

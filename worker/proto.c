@@ -309,6 +309,7 @@ void msg_put_job(struct buf *out, const struct job_msg *m)
 	put_i64(out, m->max_output);
 	put_u32(out, m->retries);
 	put_strv(out, m->fds);
+	put_u8(out, m->kill_daemons);
 }
 
 static const char *job_check(struct reader *r, const struct job_msg *m,
@@ -339,6 +340,8 @@ static const char *job_check(struct reader *r, const struct job_msg *m,
 		return "JOB: kill grace out of range";
 	if (m->max_output < 0 || m->max_output > PROTO_MAX_OUTPUT)
 		return "JOB: max_output out of range";
+	if (m->kill_daemons > 1)
+		return "JOB: kill_daemons is neither 0 nor 1";
 	for (char **f = m->fds; f && *f; f++) {
 		char *end;
 		long fd = strtol(*f, &end, 10);
@@ -374,6 +377,7 @@ int msg_get_job(const void *p, size_t n, struct job_msg *m, const char **why)
 	m->max_output = get_i64(&r);
 	m->retries = get_u32(&r);
 	m->fds = get_strv(&r);
+	m->kill_daemons = get_u8(&r);
 	bad = job_check(&r, m, has_input);
 	if (bad) {
 		job_msg_release(m);

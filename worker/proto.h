@@ -163,6 +163,12 @@ struct job_msg {
 	 * sub-make run as a build step gets make's jobserver pipe this way.
 	 */
 	char **fds;
+	/*
+	 * 1: when the command ends, also kill what it left running in a
+	 * session of its own (daemons); 0: leave those until the worker
+	 * ends.  Processes left in the command's own session always go.
+	 */
+	uint8_t kill_daemons;
 };
 
 enum result_flags {

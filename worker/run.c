@@ -392,6 +392,8 @@ int run_job(const struct job_msg *job, const struct run_hooks *hooks,
 		return RUN_DONE;
 	}
 	st.pid = l.pid;
+	if (hooks->pid_out)
+		*hooks->pid_out = st.pid;
 	run_job_pid(hooks, st.pid);
 	st.in_fd = l.in_fd;
 	st.out.fd = l.out_fd;

@@ -60,6 +60,8 @@ enum run_verdict {
 
 struct run_hooks {
 	int watch_fd[RUN_MAX_WATCH]; /* -1 = unused slot */
+	/* Optional: set to the command's pid (its session) once it exists. */
+	pid_t *pid_out;
 	/* `fd` is readable or hung up; returns an enum run_verdict. */
 	int (*watch)(void *ctx, int fd);
 	/*

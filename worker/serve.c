@@ -238,9 +238,19 @@ static int serve_watch(void *ctx, int fd)
 	return RUN_ABANDON;
 }
 
+/* A process the job left in a session of its own is a daemon: spared. */
+static int serve_daemon(void *ctx, pid_t pid)
+{
+	pid_t sid = getsid(pid);
+
+	return sid > 0 && sid != *(pid_t *)ctx;
+}
+
 /* Returns 0 to go on, 1 when the worker must stop (reason in s). */
 static int serve_job(struct serve *s)
 {
+	pid_t session = 0;
+	int kill_daemons;
 	struct run_hooks hooks = {
 		.watch_fd = { s->in_fd, s->sig_fd, -1, -1 },
 		.watch = serve_watch,
@@ -248,6 +258,7 @@ static int serve_job(struct serve *s)
 		.started_after_ms = s->started_after_ms,
 		.job_pid = s->board_fd >= 0 ? serve_job_pid : NULL,
 		.ctx = s,
+		.pid_out = &session,
 	};
 	struct job_msg job;
 	struct result_msg res;
@@ -262,9 +273,16 @@ static int serve_job(struct serve *s)
 	s->job_id = s->dec.id;
 	frame_next(&s->dec);
 	r = run_job(&job, &hooks, &res);
+	kill_daemons = job.kill_daemons;
 	job_msg_release(&job);
-	/* nothing the job started outlives it, inside its group or not */
-	run_reap_strays(NULL, NULL);
+	/*
+	 * Nothing the job started outlives it in its session, inside its
+	 * group or not (timeout(1) changes group, not session).  What it
+	 * started in a session of its own is a daemon, a shared server the
+	 * next job may use (sccache): it stays, unless `daemons: kill`, until
+	 * this worker ends, which ends everything.
+	 */
+	run_reap_strays(kill_daemons || !session ? NULL : serve_daemon, &session);
 	if (r == RUN_DONE) {
 		res.worker = s->index;
 		res.attempts = 1;

@@ -41,6 +41,7 @@ static int same_values(const struct config *a, const struct config *b)
 	return a->workers == b->workers && a->start_method == b->start_method &&
 		a->warm == b->warm && a->timeout_ms == b->timeout_ms &&
 		a->kill_grace_ms == b->kill_grace_ms && a->retries == b->retries &&
+		a->kill_daemons == b->kill_daemons &&
 		vec_equal(a->launcher, b->launcher) && vec_equal(a->env, b->env) &&
 		a->echo == b->echo && a->progress == b->progress &&
 		!strcmp(a->trace, b->trace) && a->max_output == b->max_output;
@@ -202,6 +203,8 @@ static void test_units(void)
 	I64("timeout: 1440m", timeout_ms, 86400000);
 	I64("timeout: 86400000ms", timeout_ms, 86400000);
 	I64("timeout: \"30s\"", timeout_ms, 30000);
+	INT("daemons: kill", kill_daemons, 1);
+	INT("daemons: keep", kill_daemons, 0);
 	I64("kill_grace: 0", kill_grace_ms, 0);
 	I64("kill_grace: 250ms", kill_grace_ms, 250);
 	I64("kill_grace: 10", kill_grace_ms, 10000);
@@ -425,7 +428,7 @@ static void test_structure_errors(void)
 		   "cfg.yaml:1:3: unknown key 'launchr' (did you mean 'launcher'?)");
 	expect_err("jobs: 4\n",
 		   "cfg.yaml:1:1: unknown key 'jobs' (valid keys: workers, start_method, warm, "
-		   "timeout, kill_grace, retries, launcher, env, echo, progress, trace, "
+		   "timeout, kill_grace, daemons, retries, launcher, env, echo, progress, trace, "
 		   "max_output, speculate, cache_dir, cache, cache_max_age, cache_check)");
 	expect_err("[a]: 1\n", "cfg.yaml:1:1: keys must be names, got a sequence");
 	expect_err("cache_max_age: 0\n", "cfg.yaml:1:16: cache_max_age: 0 is out of range (1s..3650d)");
@@ -586,6 +589,7 @@ static void test_dump(void)
 		   "warm: true\n"
 		   "timeout: 0\n"
 		   "kill_grace: 5s\n"
+		   "daemons: keep\n"
 		   "retries: 1\n"
 		   "launcher: []\n"
 		   "env: {}\n"
@@ -602,7 +606,7 @@ static void test_dump(void)
 	buf_release(&out);
 
 	expect_ok("workers: 12\nstart_method: fork\nwarm: off\ntimeout: 90000ms\n"
-		  "kill_grace: 1500ms\nretries: 0\nlauncher: [ccache, \"x y\"]\n"
+		  "kill_grace: 1500ms\ndaemons: kill\nretries: 0\nlauncher: [ccache, \"x y\"]\n"
 		  "env: {CC: gcc, E: \"\"}\necho: true\nprogress: always\ntrace: \"t.json\"\n"
 		  "max_output: 1536\nspeculate: no\ncache_dir: /tmp/c\ncache: yes\n"
 		  "cache_max_age: 36h\ncache_check: content\n", &c);
@@ -614,6 +618,7 @@ static void test_dump(void)
 		   "warm: false\n"
 		   "timeout: 90s\n"
 		   "kill_grace: 1500ms\n"
+		   "daemons: kill\n"
 		   "retries: 0\n"
 		   "launcher: [\"ccache\", \"x y\"]\n"
 		   "env:\n"

@@ -1,0 +1,83 @@
+#!/bin/sh
+# launcher: [sccache] across many build steps.  sccache starts a server on
+# first use, in a session of its own; the server must outlive the step
+# that started it (daemons: keep, the default) so the next steps use it,
+# and must still end with the pool, so nothing outlives make.  (The first
+# step runs alone: clients that find no server at the same moment race
+# to start one, sccache's own affair.)
+. "$(dirname "$0")/lib.sh"
+if ! command -v sccache >/dev/null 2>&1 || ! command -v cc >/dev/null 2>&1; then
+	skip_all "sccache or cc is not installed (Debian package sccache)"
+fi
+SCCACHE_DIR=$TRASH/sccache
+SCCACHE_SERVER_PORT=$((20000 + $$ % 20000))  # not the default 4226 another user may hold
+SCCACHE_IDLE_TIMEOUT=120
+export SCCACHE_DIR SCCACHE_SERVER_PORT SCCACHE_IDLE_TIMEOUT
+for i in 1 2 3 4; do printf 'int f%d(void) { return %d; }\n' "$i" "$i" >f$i.c; done
+write_config "launcher: [sccache]" "workers: 4"
+write_mk Makefile <<'EOF2'
+load @PLUGIN@
+all:
+	$(async-compile f1,cc -c f1.c -o f1.o)
+	$(async-wait f1)
+	$(foreach i,2 3 4,$(async-compile f$i,cc -c f$i.c -o f$i.o))
+	$(async-wait)
+	@sccache --show-stats
+EOF2
+# Processes that carry this test's sccache directory in their environment.
+ours() {
+	for e in /proc/[0-9]*/environ; do
+		tr '\0' '\n' <"$e" 2>/dev/null | grep -qx "SCCACHE_DIR=$SCCACHE_DIR" &&
+			echo "${e%/environ}"
+	done
+	return 0
+}
+stat_of() { # label: the number sccache's stats give it
+	sed -n "s/^$1  *\([0-9][0-9]*\)\$/\1/p" out | head -n 1
+}
+
+run_make -j4
+ok "first build: make exits 0" expect_make_ok
+ok "first build: every object is built" sh -c 'ls f1.o f2.o f3.o f4.o'
+ok "first build: the server never went away under a step" \
+	expect_no_grep 'shut down unexpectedly\|compiling locally' err
+ok "first build: one server took all four compiles" expect_eq 4 "$(stat_of 'Compile requests')" "compile requests"
+ok "first build: nothing of sccache's outlives make" wait_until sh -c '[ -z "$(ours)" ]'
+
+rm -f f1.o f2.o f3.o f4.o
+run_make -j4
+ok "second build: make exits 0" expect_make_ok
+ok "second build: four cache hits" expect_eq 4 "$(stat_of 'Cache hits')" "cache hits"
+ok "second build: nothing of sccache's outlives make" wait_until sh -c '[ -z "$(ours)" ]'
+
+sccache --stop-server >/dev/null 2>&1
+
+# The rule itself, with a daemon of our own: a process a step leaves in a
+# session of its own stays until the pool ends (keep) or goes with the
+# step (kill); one left in the step's own session (a new process group
+# only, as timeout(1) makes) always goes with the step.
+M=$$
+write_mk Makefile <<'EOF2'
+load @PLUGIN@
+all:
+	$(async-compile d,setsid sleep 1631.$(M) & setsid sh -c 'sleep 1632.$(M) & exec sleep 0' ; sh -c 'set -m; sleep 1633.$(M) & echo $$! >pg.pid')
+	$(async-wait)
+	@for p in 1631 1632 1633; do if pgrep -f "^sleep $$p.$(M)\$$" >/dev/null; then echo "$$p alive"; else echo "$$p gone"; fi; done
+EOF2
+for mode in keep kill; do
+	write_config "daemons: $mode"
+	run_make M=$M
+	ok "daemons: $mode: make exits 0" expect_make_ok
+	if [ $mode = keep ]; then
+		ok "daemons: keep: a setsid daemon outlives its step" expect_grep '^1631 alive$' out
+		ok "daemons: keep: so does a daemon's child in that session" expect_grep '^1632 alive$' out
+	else
+		ok "daemons: kill: a setsid daemon goes with its step" expect_grep '^1631 gone$' out
+		ok "daemons: kill: and so does a daemon's child" expect_grep '^1632 gone$' out
+	fi
+	ok "daemons: $mode: a process that only left the step's group goes with it" \
+		expect_grep '^1633 gone$' out
+	ok "daemons: $mode: nothing outlives make" none_left "163[123]\.$M"
+done
+
+done_testing
