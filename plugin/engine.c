@@ -409,10 +409,13 @@ void engine_on_result(int64_t id, struct result_msg *res)
 	/* moved, not copied: a result may be max_output twice over */
 	buf_release(&j->res.out);
 	buf_release(&j->res.err);
+	buf_release(&j->res.order);
 	j->res.out = res->out;
 	j->res.err = res->err;
+	j->res.order = res->order;
 	res->out = (struct buf)BUF_INIT;
 	res->err = (struct buf)BUF_INIT;
+	res->order = (struct buf)BUF_INIT;
 	j->res.start_ns = res->start_ns;
 	j->res.end_ns = res->end_ns;
 	j->res.utime_us = res->utime_us;

@@ -548,6 +548,31 @@ static int funcs_by_id(const void *a, const void *b)
 	return x->id < y->id ? -1 : x->id > y->id;
 }
 
+/*
+ * A build step's output goes where a recipe line's would, stdout text to
+ * fd 1 and stderr text to fd 2, in the order the step wrote it (as far
+ * as the worker could tell, reading two pipes: res->order), then what
+ * has no place in that order (the pool's notes at the end of err).
+ */
+static void funcs_print_output(const struct result_msg *r)
+{
+	size_t off[3] = { 0, 0, 0 };
+	const struct buf *b[3] = { NULL, &r->out, &r->err };
+
+	for (size_t i = 0; i + 5 <= r->order.len; i += 5) {
+		int s = r->order.data[i];
+		uint32_t len;
+
+		memcpy(&len, r->order.data + i + 1, 4);
+		/* msg_get_result checked every run against its stream */
+		mk_print(s, b[s]->data + off[s], len);
+		off[s] += len;
+	}
+	for (int s = RES_OUT; s <= RES_ERR; s++)
+		if (b[s]->len > off[s])
+			mk_print(s, b[s]->data + off[s], b[s]->len - off[s]);
+}
+
 static void funcs_publish(struct job *j)
 {
 	char num[16], *v;
@@ -560,12 +585,8 @@ static void funcs_publish(struct job *j)
 	v = output_fold(j->res.err.data, j->res.err.len);
 	mk_set_var(j->name, ".err", v);
 	free(v);
-	if (j->kind == JOB_COMPILE) {
-		if (j->res.out.len)
-			mk_print(1, j->res.out.data, j->res.out.len);
-		if (j->res.err.len)
-			mk_print(2, j->res.err.data, j->res.err.len);
-	}
+	if (j->kind == JOB_COMPILE)
+		funcs_print_output(&j->res);
 }
 
 char *funcs_wait(const char *nm, unsigned int argc, char **argv)

@@ -456,14 +456,60 @@ void msg_put_result(struct buf *out, const struct result_msg *m)
 	put_i64(out, m->utime_us);
 	put_i64(out, m->stime_us);
 	put_i64(out, m->maxrss_kb);
+	put_bytes(out, m->order.data, m->order.len);
 	put_u32(out, (uint32_t)m->worker);
 	put_u32(out, m->attempts);
 	put_u32(out, m->running);
 }
 
+void result_order_add(struct buf *order, int stream, size_t n)
+{
+	uint32_t len;
+
+	while (n) {
+		size_t last = order->len >= 5 ? order->len - 5 : 0;
+
+		if (order->len >= 5 && order->data[last] == stream) {
+			memcpy(&len, order->data + last + 1, 4);
+			if (len < UINT32_MAX) {
+				size_t add = n < (size_t)(UINT32_MAX - len) ? n : UINT32_MAX - len;
+
+				len = (uint32_t)(len + add);
+				memcpy(order->data + last + 1, &len, 4);
+				n -= add;
+				continue;
+			}
+		}
+		buf_addch(order, (unsigned char)stream);
+		len = 0;
+		buf_add(order, &len, 4);
+	}
+}
+
+/* Runs well formed and within the streams they describe? */
+static const char *result_order_check(const unsigned char *o, size_t n, size_t out_len,
+				      size_t err_len)
+{
+	uint64_t sum[3] = { 0, 0, 0 };
+	uint32_t len;
+
+	if (n % 5)
+		return "RESULT: order is not a whole number of runs";
+	for (size_t i = 0; i < n; i += 5) {
+		if (o[i] != RES_OUT && o[i] != RES_ERR)
+			return "RESULT: order names an unknown stream";
+		memcpy(&len, o + i + 1, 4);
+		sum[o[i]] += len;
+	}
+	if (sum[RES_OUT] > out_len || sum[RES_ERR] > err_len)
+		return "RESULT: order covers more than the output";
+	return NULL;
+}
+
 /* Decode all but the two streams, which are left pointing into p. */
 static int result_parse(const void *p, size_t n, struct result_msg *m, const void **out,
-			size_t *out_len, const void **err, size_t *err_len, const char **why)
+			size_t *out_len, const void **err, size_t *err_len,
+			const void **ord, size_t *ord_len, const char **why)
 {
 	struct reader r;
 	const char *bad;
@@ -482,6 +528,7 @@ static int result_parse(const void *p, size_t n, struct result_msg *m, const voi
 	m->utime_us = get_i64(&r);
 	m->stime_us = get_i64(&r);
 	m->maxrss_kb = get_i64(&r);
+	*ord = get_bytes(&r, ord_len);
 	m->worker = (int32_t)get_u32(&r);
 	m->attempts = get_u32(&r);
 	m->running = get_u32(&r);
@@ -489,6 +536,8 @@ static int result_parse(const void *p, size_t n, struct result_msg *m, const voi
 			 "RESULT: trailing bytes after the message");
 	if (!bad && (m->flags & ~(uint32_t)RES_KNOWN_FLAGS))
 		bad = "RESULT: unknown flag bits";
+	if (!bad)
+		bad = result_order_check(*ord, *ord_len, *out_len, *err_len);
 	if (bad) {
 		memset(m, 0, sizeof *m);
 		return msg_fail(why, bad);
@@ -498,14 +547,15 @@ static int result_parse(const void *p, size_t n, struct result_msg *m, const voi
 
 int msg_get_result(const void *p, size_t n, struct result_msg *m, const char **why)
 {
-	const void *out, *err;
-	size_t out_len, err_len;
+	const void *out, *err, *ord;
+	size_t out_len, err_len, ord_len;
 
-	if (result_parse(p, n, m, &out, &out_len, &err, &err_len, why) < 0)
+	if (result_parse(p, n, m, &out, &out_len, &err, &err_len, &ord, &ord_len, why) < 0)
 		return -1;
 	/* Always allocated, so out.data/err.data are usable as C strings. */
 	buf_add(&m->out, out, out_len);
 	buf_add(&m->err, err, err_len);
+	buf_add(&m->order, ord, ord_len);
 	return 0;
 }
 
@@ -513,11 +563,11 @@ int msg_restamp_result(void *p, size_t n, int32_t worker, uint32_t attempts,
 		       uint32_t running, const char **why)
 {
 	struct result_msg m;
-	const void *out, *err;
-	size_t out_len, err_len;
+	const void *out, *err, *ord;
+	size_t out_len, err_len, ord_len;
 	unsigned char *tail;
 
-	if (result_parse(p, n, &m, &out, &out_len, &err, &err_len, why) < 0)
+	if (result_parse(p, n, &m, &out, &out_len, &err, &err_len, &ord, &ord_len, why) < 0)
 		return -1;
 	/* the last three fields, u32 each, as put_u32() writes them */
 	tail = (unsigned char *)p + n - 12;
@@ -531,6 +581,7 @@ void result_msg_release(struct result_msg *m)
 {
 	buf_release(&m->out);
 	buf_release(&m->err);
+	buf_release(&m->order);
 	memset(m, 0, sizeof *m);
 }
 

@@ -184,6 +184,13 @@ struct result_msg {
 	uint32_t flags;     /* enum result_flags */
 	struct buf out;     /* captured stdout (<= max_output) */
 	struct buf err;     /* captured stderr; pool notes appended here */
+	/*
+	 * The order the command's output arrived in: runs of 5 bytes, the
+	 * stream (RES_OUT or RES_ERR) and a u32 count (as put_u32) of its
+	 * bytes; they cover a prefix of out and of err (what comes after,
+	 * pool notes, has no run).  Empty: no order known.
+	 */
+	struct buf order;
 	int64_t start_ns;   /* CLOCK_MONOTONIC when the command started */
 	int64_t end_ns;     /* CLOCK_MONOTONIC when it was reaped */
 	int64_t utime_us, stime_us, maxrss_kb;
@@ -191,6 +198,10 @@ struct result_msg {
 	uint32_t attempts;  /* 1 + re-runs after worker crashes */
 	uint32_t running;   /* see started_msg */
 };
+
+enum { RES_OUT = 1, RES_ERR = 2 };
+/* Append n bytes of `stream` to an order (merging with the last run). */
+void result_order_add(struct buf *order, int stream, size_t n);
 
 struct started_msg {
 	int32_t pid;  /* the job's process (and process group) id */

@@ -34,6 +34,8 @@ struct run_stream {
 	struct buf *into;
 	size_t cap;
 	int truncated;
+	int stream;      /* RES_OUT or RES_ERR, in the result's order */
+	struct buf *order;
 };
 
 struct run_state {
@@ -142,14 +144,17 @@ static void run_read_stream(struct run_stream *s)
 			if (n > 0) {
 				b->len += (size_t)n;
 				b->data[b->len] = 0;
+				result_order_add(s->order, s->stream, (size_t)n);
 			}
 		} else {
 			n = read(s->fd, chunk, sizeof chunk);
 			if (n > 0) {
 				size_t keep = (size_t)n < room ? (size_t)n : room;
 
-				if (keep)
+				if (keep) {
 					buf_add(b, chunk, keep);
+					result_order_add(s->order, s->stream, keep);
+				}
 				if (keep < (size_t)n)
 					s->truncated = 1;
 			}
@@ -381,6 +386,9 @@ int run_job(const struct job_msg *job, const struct run_hooks *hooks,
 	st.pidfd = st.in_fd = st.out.fd = st.err.fd = st.out_w = st.err_w = -1;
 	st.out.into = &res->out;
 	st.err.into = &res->err;
+	st.out.stream = RES_OUT;
+	st.err.stream = RES_ERR;
+	st.out.order = st.err.order = &res->order;
 	st.out.cap = st.err.cap = cap;
 	res->start_ns = proto_now_ns();
 	run_job_pid(hooks, BOARD_STARTING);

@@ -440,6 +440,47 @@ static void test_result(void)
 	   !memcmp(g.err.data, "line\0\x01", 6) && g.out.len == 0,
 	   "RESULT with NULs in stderr and empty stdout round-trips");
 	result_msg_release(&g);
+
+	/* The order of stdout and stderr runs. */
+	buf_reset(&b);
+	buf_addstr(&m.out, "o1o2");
+	result_order_add(&m.order, RES_OUT, 2);
+	result_order_add(&m.order, RES_ERR, 3);
+	result_order_add(&m.order, RES_ERR, 1);
+	result_order_add(&m.order, RES_OUT, 2);
+	ok(m.order.len == 15, "result_order_add merges a run with the one before it");
+	msg_put_result(&b, &m);
+	ok(msg_get_result(b.data, b.len, &g, &why) == 0 && g.order.len == 15 &&
+	   !memcmp(g.order.data, m.order.data, 15), "RESULT order round-trips");
+	result_msg_release(&g);
+	{
+		static const struct { size_t at; unsigned char v; const char *what; } bad[] = {
+			{ 0, 3, "unknown stream" }, { 1, 9, "covers more" },
+		};
+		for (size_t k = 0; k < sizeof bad / sizeof *bad; k++) {
+			struct result_msg t;
+
+			memset(&t, 0, sizeof t);
+			buf_add(&t.out, m.out.data, m.out.len);
+			buf_add(&t.err, m.err.data, m.err.len);
+			buf_add(&t.order, m.order.data, m.order.len);
+			t.order.data[bad[k].at] = bad[k].v;
+			buf_reset(&b);
+			msg_put_result(&b, &t);
+			ok(msg_get_result(b.data, b.len, &g, &why) < 0 && has(why, bad[k].what),
+			   "RESULT order: %s is refused", bad[k].what);
+			result_msg_release(&t);
+		}
+		struct result_msg t;
+
+		memset(&t, 0, sizeof t);
+		buf_add(&t.order, m.order.data, 4);
+		buf_reset(&b);
+		msg_put_result(&b, &t);
+		ok(msg_get_result(b.data, b.len, &g, &why) < 0 && has(why, "whole number"),
+		   "RESULT order: a cut run is refused");
+		result_msg_release(&t);
+	}
 	result_msg_release(&m);
 	buf_release(&b);
 }
