@@ -666,13 +666,18 @@ static void engine_progress(struct job **jobs, size_t n, int *drawn)
 	int len;
 
 	/*
-	 * The line is redrawn in place ("\r", erase to the end): while a
-	 * recipe of make's runs, that would wipe what it printed without a
-	 * newline.  Blocked in our wait, make starts no new child, so once
-	 * none runs the line is safe until the wait returns.
+	 * The line is redrawn in place ("\r", erase to the end): a recipe of
+	 * make's that ran during this wait may have printed half a line,
+	 * which that would wipe.  Blocked in our wait, make starts no new
+	 * child: so the first time the line is due decides for the whole
+	 * wait (*drawn: 0 undecided, 1 drawn, -1 never).
 	 */
-	if (children_running(engine_owns, NULL))
+	if (*drawn < 0)
 		return;
+	if (!*drawn && children_running(engine_owns, NULL)) {
+		*drawn = -1;
+		return;
+	}
 	for (size_t i = 0; i < n; i++) {
 		done += jobs[i]->state == JOB_DONE;
 		running += jobs[i]->state == JOB_RUNNING;
@@ -724,7 +729,7 @@ void engine_wait(struct job ***jobs, size_t *n, int progress)
 				ts.tv_nsec -= 1000000000;
 			}
 			pthread_cond_timedwait(&E.done, &E.lock, &ts);
-			if (proto_now_ns() - since > 500 * 1000000LL)
+			if ((*jobs)[i]->state != JOB_DONE && proto_now_ns() - since > 500 * 1000000LL)
 				engine_progress(*jobs, *n, &drawn);
 		}
 	}
@@ -733,7 +738,7 @@ void engine_wait(struct job ***jobs, size_t *n, int progress)
 		jobtab_drop_id(&E.tab, (*jobs)[i]->id);
 	}
 	pthread_mutex_unlock(&E.lock);
-	if (drawn)
+	if (drawn > 0)
 		(void)!write(2, "\r\033[K", 4);
 }
 
