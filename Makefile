@@ -4,10 +4,9 @@
 PREFIX = /usr/local
 LIBDIR = $(PREFIX)/lib
 LIBEXECDIR = $(PREFIX)/libexec
-DATADIR = $(PREFIX)/share
 INCLUDEDIR = $(PREFIX)/include
 PKGCONFIGDIR = $(LIBDIR)/pkgconfig
-DESTDIR =
+INSTALL = install
 
 CC = cc
 CFLAGS = -O2 -g
@@ -17,17 +16,22 @@ PKG_CONFIG = pkg-config
 YAML_CFLAGS := $(shell $(PKG_CONFIG) --cflags yaml-0.1 2>/dev/null)
 YAML_LIBS := $(shell $(PKG_CONFIG) --libs yaml-0.1 2>/dev/null || echo -lyaml)
 
-ALL_CFLAGS = $(WARN) $(WERROR) -D_GNU_SOURCE -fPIC -fvisibility=hidden \
+ALL_CFLAGS = $(WARN) $(WERROR) -D_GNU_SOURCE -fPIC -fvisibility=hidden -pthread \
 	-DASYNC_LIBEXECDIR='"$(LIBEXECDIR)/asynccompile"' \
-	$(YAML_CFLAGS) $(CFLAGS) $(EXTRA_CFLAGS)
-ALL_LDFLAGS = $(LDFLAGS) $(EXTRA_LDFLAGS)
+	$(YAML_CFLAGS) $(CPPFLAGS) $(CFLAGS) $(EXTRA_CFLAGS)
+ALL_LDFLAGS = -pthread $(LDFLAGS) $(EXTRA_LDFLAGS)
 
-# Code shared by the plugin, the worker executable and the unit tests.
+# Code shared by the plugin, the worker executable and the unit tests, in
+# one archive: each links only the members it reaches (the plugin none of
+# the supervisor's, nor the config dumper's).
 CORE_SRC = $(filter-out worker/main.c,$(wildcard worker/*.c)) $(wildcard config/*.c)
 PLUGIN_SRC = $(wildcard plugin/*.c)
 CORE_OBJ = $(CORE_SRC:.c=.o)
+CORE_LIB = build/libcore.a
 PLUGIN_OBJ = $(PLUGIN_SRC:.c=.o)
 HEADERS = $(wildcard worker/*.h config/*.h plugin/*.h)
+# Every object is rebuilt when the flags or the install paths change.
+FLAGS_STAMP = build/FLAGS
 
 PLUGIN = asynccompile.so
 WORKER = worker/asynccompile-worker
@@ -44,20 +48,38 @@ SHELL_TESTS = $(sort $(wildcard t/t[0-9]*.sh))
 
 all: $(PLUGIN) $(WORKER)
 
-%.o: %.c $(HEADERS)
+# Rewritten (so newer than every object) only when the flags differ from
+# the last build's; read and written while make parses, so `make -q` sees
+# an up-to-date tree as one.  Variant builds (build.mk) keep their own.
+ifndef VARIANT
+FLAGS_NOW := $(strip $(CC) $(ALL_CFLAGS) $(ALL_LDFLAGS) $(YAML_LIBS))
+ifneq ($(file <$(FLAGS_STAMP)),$(FLAGS_NOW))
+$(shell mkdir -p $(dir $(FLAGS_STAMP)))
+$(file >$(FLAGS_STAMP),$(FLAGS_NOW))
+endif
+endif
+
+%.o: %.c $(HEADERS) $(FLAGS_STAMP)
 	$(CC) $(ALL_CFLAGS) -c -o $@ $<
 
-$(PLUGIN): $(PLUGIN_OBJ) $(CORE_OBJ)
-	$(CC) $(ALL_CFLAGS) -shared -o $@ $(PLUGIN_OBJ) $(CORE_OBJ) $(ALL_LDFLAGS) $(YAML_LIBS) -lpthread
+$(CORE_LIB): $(CORE_OBJ)
+	@mkdir -p $(dir $@)
+	rm -f $@
+	$(AR) rcs $@ $(CORE_OBJ)
 
-$(WORKER): worker/main.o $(CORE_OBJ)
-	$(CC) $(ALL_CFLAGS) -o $@ worker/main.o $(CORE_OBJ) $(ALL_LDFLAGS) $(YAML_LIBS)
+$(PLUGIN): $(PLUGIN_OBJ) $(CORE_LIB)
+	$(CC) $(ALL_CFLAGS) -shared -o $@ $(PLUGIN_OBJ) $(CORE_LIB) $(ALL_LDFLAGS) $(YAML_LIBS)
 
-t/unit/%.t: t/unit/%.c t/unit/tap.h $(CORE_OBJ)
-	$(CC) $(ALL_CFLAGS) -o $@ $< $(CORE_OBJ) $(ALL_LDFLAGS) $(YAML_LIBS)
+$(WORKER): worker/main.o $(CORE_LIB)
+	$(CC) $(ALL_CFLAGS) -o $@ worker/main.o $(CORE_LIB) $(ALL_LDFLAGS) $(YAML_LIBS)
 
-t/helpers/%: t/helpers/%.c $(CORE_OBJ)
-	$(CC) $(ALL_CFLAGS) -o $@ $< $(CORE_OBJ) $(ALL_LDFLAGS) $(YAML_LIBS)
+# Unit tests link what they test from the plugin too (no test includes a .c).
+UNIT_PLUGIN_OBJ = plugin/jobserver.o
+t/unit/%.t: t/unit/%.c t/unit/tap.h $(UNIT_PLUGIN_OBJ) $(CORE_LIB)
+	$(CC) $(ALL_CFLAGS) -o $@ $< $(UNIT_PLUGIN_OBJ) $(CORE_LIB) $(ALL_LDFLAGS) $(YAML_LIBS)
+
+t/helpers/%: t/helpers/%.c $(CORE_LIB)
+	$(CC) $(ALL_CFLAGS) -o $@ $< $(CORE_LIB) $(ALL_LDFLAGS) $(YAML_LIBS)
 
 TEST_HELPERS = $(patsubst %.c,%,$(wildcard t/helpers/*.c))
 
@@ -66,11 +88,11 @@ TEST_HELPERS = $(patsubst %.c,%,$(wildcard t/helpers/*.c))
 # -DASYNC_FAULTS, the rest is shared with the real plugin.
 FAULT_SRC := $(shell grep -l '"fault.h"' $(PLUGIN_SRC))
 FAULT_PLUGIN = build/faults/$(PLUGIN)
-build/faults/%.o: %.c $(HEADERS)
+build/faults/%.o: %.c $(HEADERS) $(FLAGS_STAMP)
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) -DASYNC_FAULTS -c -o $@ $<
-$(FAULT_PLUGIN): $(FAULT_SRC:%.c=build/faults/%.o) $(filter-out $(FAULT_SRC:.c=.o),$(PLUGIN_OBJ)) $(CORE_OBJ)
-	$(CC) $(ALL_CFLAGS) -shared -o $@ $^ $(ALL_LDFLAGS) $(YAML_LIBS) -lpthread
+$(FAULT_PLUGIN): $(FAULT_SRC:%.c=build/faults/%.o) $(filter-out $(FAULT_SRC:.c=.o),$(PLUGIN_OBJ)) $(CORE_LIB)
+	$(CC) $(ALL_CFLAGS) -shared -o $@ $^ $(ALL_LDFLAGS) $(YAML_LIBS)
 
 test-build: all $(UNIT) $(TEST_HELPERS) $(FAULT_PLUGIN)
 
@@ -151,13 +173,14 @@ check-fuzz:
 	else echo "check-fuzz: skipped: clang not installed"; fi
 
 install: all
-	mkdir -p $(DESTDIR)$(LIBDIR) $(DESTDIR)$(LIBEXECDIR)/asynccompile \
+	$(INSTALL) -d $(DESTDIR)$(LIBDIR) $(DESTDIR)$(LIBEXECDIR)/asynccompile \
 		$(DESTDIR)$(INCLUDEDIR) $(DESTDIR)$(PKGCONFIGDIR)
-	cp $(PLUGIN) $(DESTDIR)$(LIBDIR)/$(PLUGIN)
-	cp $(WORKER) $(DESTDIR)$(LIBEXECDIR)/asynccompile/asynccompile-worker
+	$(INSTALL) -m 755 $(PLUGIN) $(DESTDIR)$(LIBDIR)/$(PLUGIN)
+	$(INSTALL) -m 755 $(WORKER) $(DESTDIR)$(LIBEXECDIR)/asynccompile/asynccompile-worker
 	sed -e 's|@PREFIX@|$(PREFIX)|;s|@LIBDIR@|$(LIBDIR)|;s|@INCLUDEDIR@|$(INCLUDEDIR)|' \
 		asynccompile.pc.in > $(DESTDIR)$(PKGCONFIGDIR)/asynccompile.pc
-	if [ -f asynccompile.mk ]; then cp asynccompile.mk $(DESTDIR)$(INCLUDEDIR)/asynccompile.mk; fi
+	chmod 644 $(DESTDIR)$(PKGCONFIGDIR)/asynccompile.pc
+	$(INSTALL) -m 644 asynccompile.mk $(DESTDIR)$(INCLUDEDIR)/asynccompile.mk
 
 uninstall:
 	rm -f $(DESTDIR)$(LIBDIR)/$(PLUGIN) \
@@ -172,9 +195,12 @@ demo: all
 bench: all
 	sh bench/run.sh
 
+# Everything the build and the suite make; build/make-4.4.1 is the CI
+# script's, not the build's.
 clean:
-	rm -f $(PLUGIN) $(WORKER) worker/*.o plugin/*.o config/*.o t/unit/*.t $(TEST_HELPERS)
-	rm -rf build/asan build/fuzz build/faults t/trash.*
+	rm -f $(PLUGIN) $(WORKER) worker/*.o plugin/*.o config/*.o \
+		t/unit/*.t $(TEST_HELPERS) $(CORE_LIB) $(FLAGS_STAMP)
+	rm -rf build/asan build/fuzz build/faults build/valgrind build/stress
 
 .PHONY: all check check-unit check-shell check-stress check-make-suite check-asan check-valgrind check-fuzz \
 	test-build install uninstall demo bench clean

@@ -4,6 +4,8 @@ include $(SRCDIR)/Makefile
 
 B = $(SRCDIR)/build/$(VARIANT)
 VCORE_OBJ = $(addprefix $(B)/,$(CORE_SRC:.c=.o))
+VCORE_LIB = $(B)/libcore.a
+VUNIT_PLUGIN_OBJ = $(addprefix $(B)/,$(UNIT_PLUGIN_OBJ))
 VPLUGIN_OBJ = $(addprefix $(B)/,$(PLUGIN_SRC:.c=.o))
 VUNIT = $(addprefix $(B)/,$(UNIT))
 VHELPERS = $(addprefix $(B)/,$(TEST_HELPERS))
@@ -12,17 +14,21 @@ $(B)/%.o: $(SRCDIR)/%.c $(HEADERS)
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) -I$(SRCDIR) -c -o $@ $<
 
-$(B)/$(PLUGIN): $(VPLUGIN_OBJ) $(VCORE_OBJ)
-	$(CC) $(ALL_CFLAGS) -shared -o $@ $^ $(ALL_LDFLAGS) $(YAML_LIBS) -lpthread
+$(VCORE_LIB): $(VCORE_OBJ)
+	rm -f $@
+	$(AR) rcs $@ $^
 
-$(B)/$(WORKER): $(B)/worker/main.o $(VCORE_OBJ)
+$(B)/$(PLUGIN): $(VPLUGIN_OBJ) $(VCORE_LIB)
+	$(CC) $(ALL_CFLAGS) -shared -o $@ $^ $(ALL_LDFLAGS) $(YAML_LIBS)
+
+$(B)/$(WORKER): $(B)/worker/main.o $(VCORE_LIB)
 	$(CC) $(ALL_CFLAGS) -o $@ $^ $(ALL_LDFLAGS) $(YAML_LIBS)
 
-$(B)/t/unit/%.t: $(SRCDIR)/t/unit/%.c $(VCORE_OBJ)
+$(B)/t/unit/%.t: $(SRCDIR)/t/unit/%.c $(VUNIT_PLUGIN_OBJ) $(VCORE_LIB)
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) -I$(SRCDIR)/t/unit -o $@ $^ $(ALL_LDFLAGS) $(YAML_LIBS)
 
-$(B)/t/helpers/%: $(SRCDIR)/t/helpers/%.c $(VCORE_OBJ)
+$(B)/t/helpers/%: $(SRCDIR)/t/helpers/%.c $(VCORE_LIB)
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) -o $@ $^ $(ALL_LDFLAGS) $(YAML_LIBS)
 
