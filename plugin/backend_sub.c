@@ -24,7 +24,6 @@
 
 struct inflight {
 	int64_t id;
-	uint32_t retries;
 	int cancelled;        /* not to be sent again to a new supervisor */
 	struct buf job;
 };
@@ -90,7 +89,7 @@ static void sub_report_failed(int64_t id, uint32_t flags, uint32_t attempts, con
 	struct result_msg r;
 
 	memset(&r, 0, sizeof r);
-	r.status = 125;
+	r.status = STATUS_NOT_RUN;
 	r.flags = flags;
 	r.worker = -1;
 	r.attempts = attempts;
@@ -171,6 +170,7 @@ static int sub_submit(struct backend *b, int64_t id, const void *job, size_t len
 	struct sub *s = (struct sub *)b;
 	struct inflight *f;
 
+	(void)retries; /* the JOB payload carries them to the supervisor's pool */
 	/* the engine may queue up to `workers` jobs ahead in the supervisor */
 	if (s->nfl >= 2 * s->workers) {
 		errno = EAGAIN;
@@ -182,7 +182,6 @@ static int sub_submit(struct backend *b, int64_t id, const void *job, size_t len
 	}
 	f = &s->fl[s->nfl++];
 	f->id = id;
-	f->retries = retries;
 	f->cancelled = 0;
 	memset(&f->job, 0, sizeof f->job);
 	buf_add(&f->job, job, len);

@@ -180,7 +180,7 @@ void engine_submit(struct job *j)
 		j->state = JOB_DONE;
 	} else if (E.stopping) {
 		/* the I/O thread stopped (make is exiting): nothing would run it */
-		j->res.status = 125;
+		j->res.status = STATUS_NOT_RUN;
 		buf_addstr(&j->res.err, "asynccompile: not run: make was exiting\n");
 		j->state = JOB_DONE;
 	} else {
@@ -225,7 +225,7 @@ static void engine_dispatch(struct job *j, enum job_slot slot, unsigned char tok
 		struct result_msg r;
 
 		memset(&r, 0, sizeof r);
-		r.status = 125;
+		r.status = STATUS_NOT_RUN;
 		r.worker = -1;
 		buf_addf(&r.err, "asynccompile: the pool refused the job (%s); not run\n",
 			 strerror(errno));
@@ -456,7 +456,7 @@ static void engine_stop_all(void)
 		buf_addstr(&j->res.err, j->state == JOB_RUNNING
 			   ? "asynccompile: killed: make was exiting\n"
 			   : "asynccompile: not run: make was exiting\n");
-		j->res.status = 125;
+		j->res.status = STATUS_NOT_RUN;
 		engine_job_done(j);
 	}
 	while ((j = E.discarded)) {

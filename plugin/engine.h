@@ -24,7 +24,7 @@
  *     every token goes back.
  * Errors: engine_start() and engine_set_slots() return -1 with a reason
  * in err; a job that cannot run is never lost: it ends DONE with status
- * 125 and a reason in res.err.
+ * STATUS_NOT_RUN (125) and a reason in res.err.
  */
 #ifndef ASYNC_ENGINE_H
 #define ASYNC_ENGINE_H
@@ -39,7 +39,7 @@
 
 struct engine_stats {
 	uint64_t submitted, completed, failed, retried, timed_out;
-	uint64_t token_waits, token_wait_ns, bytes_in, bytes_out, restarts;
+	uint64_t token_waits, token_wait_ns, bytes_in, bytes_out;
 	int running, max_running, queued;
 	int limit;              /* jobs at once outside a jobserver */
 	int workers;            /* the pool's size now (0: not started) */

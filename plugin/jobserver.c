@@ -149,7 +149,6 @@ void js_parse_flags(const char *mf, struct make_flags *f)
 				case 'q': f->question = 1; /* fall through */
 				case 'n': f->dry_run = 1; break;
 				case 's': f->silent = 1; break;
-				case 'k': f->keep_going = 1; break;
 				}
 			}
 			continue;

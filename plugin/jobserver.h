@@ -50,7 +50,6 @@ struct make_flags {
 	int dry_run;     /* -n (also -q, which expands but runs nothing) */
 	int question;    /* -q: and prints nothing either */
 	int silent;      /* -s */
-	int keep_going;  /* -k */
 };
 
 /*

@@ -447,7 +447,7 @@ char *shell_func(const char *nm, unsigned int argc, char **argv)
 	 * a failed exec: what the command printed goes to stderr and the
 	 * result is empty (4.4 dropped that).
 	 */
-	if (m->status == 127 && !(j->res.flags & RES_CANCELLED) && shell_make_43()) {
+	if (m->status == STATUS_CANNOT_RUN && !(j->res.flags & RES_CANCELLED) && shell_make_43()) {
 		if (j->res.out.len)
 			mk_print(2, j->res.out.data, j->res.out.len);
 		m->value = strdup("");

@@ -1,5 +1,6 @@
 # t/lib.sh - sourced by every shell test: TAP output, a private scratch
 # directory, and helpers that run the make under test with the plugin.
+# Its own variables are prefixed tl_, so a test's are never clobbered.
 #
 # Environment:
 #   TEST_MAKE             make under test (default: make on PATH)
@@ -60,13 +61,13 @@ diag() { printf '# %s\n' "$*"; }
 # ok DESCRIPTION COMMAND...  -- one test case; output of a failing command
 # is shown as TAP diagnostics.
 ok() {
-	desc=$1; shift
+	tl_desc=$1; shift
 	test_count=$((test_count + 1))
-	if out=$("$@" 2>&1); then
-		echo "ok $test_count - $desc"
+	if tl_out=$("$@" 2>&1); then
+		echo "ok $test_count - $tl_desc"
 	else
-		echo "not ok $test_count - $desc"
-		printf '%s\n' "$out" | sed 's/^/#   /'
+		echo "not ok $test_count - $tl_desc"
+		printf '%s\n' "$tl_out" | sed 's/^/#   /'
 		test_failed=$((test_failed + 1))
 	fi
 }
@@ -156,9 +157,9 @@ expect_overlap_le() { # n log: at most n spans of log overlap
 
 # wait_until CMD...: poll (bounded, 10 s) until CMD succeeds
 wait_until() {
-	i=0
+	tl_i=0
 	while ! "$@" >/dev/null 2>&1; do
-		i=$((i + 1)); [ "$i" -ge 200 ] && return 1
+		tl_i=$((tl_i + 1)); [ "$tl_i" -ge 200 ] && return 1
 		sleep 0.05
 	done
 }
@@ -170,8 +171,8 @@ running() {
 # flip_byte FILE OFFSET: invert every bit of one byte in place (a change
 # whatever the byte was).
 flip_byte() {
-	b=$(od -An -tu1 -j "$2" -N1 "$1" | tr -d ' ')
-	printf "\\$(printf %o $((255 - b)))" | dd of="$1" bs=1 seek="$2" conv=notrunc 2>/dev/null
+	tl_b=$(od -An -tu1 -j "$2" -N1 "$1" | tr -d ' ')
+	printf "\\$(printf %o $((255 - tl_b)))" | dd of="$1" bs=1 seek="$2" conv=notrunc 2>/dev/null
 }
 
 # write_mk FILE: the test makefile from stdin, with @PLUGIN@ replaced by
@@ -218,10 +219,10 @@ alive() {
 # test run, e.g. 1007.$$); polled for at most 5 s.  For jobs too short-lived
 # to be reported STARTED, whose pid ./pids never sees.
 none_left() {
-	i=0
+	tl_i=0
 	while pgrep -f "^sleep $1\$" >/dev/null; do
-		i=$((i + 1))
-		if [ $i -gt 100 ]; then
+		tl_i=$((tl_i + 1))
+		if [ $tl_i -gt 100 ]; then
 			echo "# still running: $(pgrep -af "^sleep $1\$")"
 			pkill -KILL -f "^sleep $1\$"
 			return 1
@@ -235,24 +236,24 @@ none_left() {
 # is its group id); polled for at most 5 s.  Pid-based, so runs of the
 # suite in parallel cannot confuse it.
 gone() {
-	i=0
+	tl_i=0
 	while :; do
-		left=
-		while read -r what pid; do
-			case $what in
+		tl_left=
+		while read -r tl_what tl_pid; do
+			case $tl_what in
 			job)
-				for p in $(pgrep -g "$pid"); do
-					alive "$p" && left="$left $p"
+				for tl_p in $(pgrep -g "$tl_pid"); do
+					alive "$tl_p" && tl_left="$tl_left $tl_p"
 				done ;;
 			supervisor|worker)
-				alive "$pid" && left="$left $pid" ;;
+				alive "$tl_pid" && tl_left="$tl_left $tl_pid" ;;
 			esac
 		done <pids
-		[ -z "$left" ] && return 0
-		i=$((i + 1))
-		if [ $i -gt 100 ]; then
-			echo "still alive:$left"; cat pids
-			ps -o pid,ppid,pgid,stat,args -p "$(echo $left | tr ' ' ,)"
+		[ -z "$tl_left" ] && return 0
+		tl_i=$((tl_i + 1))
+		if [ $tl_i -gt 100 ]; then
+			echo "still alive:$tl_left"; cat pids
+			ps -o pid,ppid,pgid,stat,args -p "$(echo $tl_left | tr ' ' ,)"
 			return 1
 		fi
 		sleep 0.05

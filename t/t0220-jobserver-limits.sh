@@ -103,6 +103,10 @@ x y z:
 EOF2
 for args in "-j3" "-j3 FAIL=1" "-k -j3 FAIL=1"; do
 	run_make -s $args
+	case $args in
+	*FAIL*) ok "make $args: fails as its steps did" test "$make_status" -eq 2 ;;
+	*) ok "make $args: exits 0" expect_make_ok ;;
+	esac
 	ok "make $args: no INTERNAL token message" expect_no_grep INTERNAL err
 done
 write_mk Makefile <<'EOF2'

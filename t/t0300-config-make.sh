@@ -104,6 +104,7 @@ run_make -s
 ok "echo: true echoes build steps even under -s" expect_grep '^true$' out
 mkcfg asynccompile.yaml "echo: false"
 run_make MARK=$$
+ok "echo: false: make exits 0" expect_make_ok
 ok "echo: false never echoes" expect_no_grep '^true$' out
 
 # A broken file stops make with file:line:column, and nothing runs.

@@ -89,10 +89,12 @@ $(foreach i,1 2 3,$(async-try p$i,sleep 0.4))
 $(async-wait)
 all: ; @:
 EOF2
-	script -qec "$MAKE_UT -s" /dev/null >tty.out 2>&1 </dev/null
+	script -qec "$MAKE_UT -s; echo make-status=\$?" /dev/null >tty.out 2>&1 </dev/null
+	ok "progress: auto under -s: make exits 0" grep -q 'make-status=0' tty.out
 	ok "progress: auto stays quiet under -s" sh -c '! grep -q "done," tty.out'
 fi
 run_make
+ok "progress: auto, stderr not a terminal: make exits 0" expect_make_ok
 ok "progress: auto draws nothing when stderr is not a terminal" expect_no_grep 'done,' err
 write_config "workers: 1" "progress: always"
 run_make

@@ -5,16 +5,9 @@
  */
 #include "proto.h"
 
-#include <errno.h>
-#include <inttypes.h>
-#include <poll.h>
-#include <stdarg.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/uio.h>
 #include <time.h>
-#include <unistd.h>
 
 /* A NULL string on the wire: a length no real payload can have. */
 #define STR_NULL UINT64_MAX

@@ -171,6 +171,14 @@ struct job_msg {
 	uint8_t kill_daemons;
 };
 
+/*
+ * Statuses a RESULT carries for a command that did not end on its own
+ * (PROTOCOL.md, RESULT), the numbers timeout(1) and the shell use.
+ */
+#define STATUS_TIMED_OUT 124  /* stopped by the job's timeout */
+#define STATUS_NOT_RUN 125    /* refused, cancelled, or make was exiting */
+#define STATUS_CANNOT_RUN 127 /* the command could not be started */
+
 enum result_flags {
 	RES_TIMED_OUT = 1 << 0,   /* stopped by the timeout: status 124 */
 	RES_CRASHED = 1 << 1,     /* retries exhausted after worker crashes */

@@ -210,7 +210,7 @@ static void run_try_reap(struct run_state *st)
 		while (r < 0 && errno == EINTR);
 	}
 	if (r < 0)
-		st->wstatus = W_EXITCODE(125, 0);
+		st->wstatus = W_EXITCODE(STATUS_NOT_RUN, 0);
 	st->res->end_ns = proto_now_ns();
 	st->res->utime_us = (int64_t)ru.ru_utime.tv_sec * 1000000 + ru.ru_utime.tv_usec;
 	st->res->stime_us = (int64_t)ru.ru_stime.tv_sec * 1000000 + ru.ru_stime.tv_usec;
@@ -349,9 +349,9 @@ static void run_finish(struct run_state *st)
 	else if (WIFSIGNALED(ws))
 		res->status = 128 + WTERMSIG(ws);
 	else
-		res->status = 125;
+		res->status = STATUS_NOT_RUN;
 	if (st->stop == STOP_TIMEOUT) {
-		res->status = 124;
+		res->status = STATUS_TIMED_OUT;
 		res->flags |= RES_TIMED_OUT;
 		run_note(res, "timed out after %" PRId64 " ms; killed",
 			 st->job->timeout_ms);
@@ -394,7 +394,7 @@ int run_job(const struct job_msg *job, const struct run_hooks *hooks,
 	run_job_pid(hooks, BOARD_STARTING);
 	if (launch_start(job, &l, &res->err) < 0) {
 		run_job_pid(hooks, 0);
-		res->status = 127;
+		res->status = STATUS_CANNOT_RUN;
 		res->flags = RES_SPAWN_FAILED;
 		res->end_ns = proto_now_ns();
 		return RUN_DONE;

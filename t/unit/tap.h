@@ -1,13 +1,16 @@
 /*
  * tap.h - minimal TAP producer for C unit tests run by prove.
- * ok(cond, fmt, ...) prints one test line; done_testing() prints the plan
- * and returns the exit status for main().
+ * ok(cond, fmt, ...) prints one test line; is_int(got, want, what) and
+ * is_string(got, want, what) do the same for an equality and, when it
+ * fails, say what they got and what they wanted; done_testing() prints
+ * the plan and returns the exit status for main().
  */
 #ifndef ASYNC_TAP_H
 #define ASYNC_TAP_H
 
 #include <stdarg.h>
 #include <stdio.h>
+#include <string.h>
 
 static int tap_n, tap_failed;
 
@@ -37,6 +40,27 @@ static void diag(const char *fmt, ...)
 	vprintf(fmt, ap);
 	va_end(ap);
 	putchar('\n');
+}
+
+__attribute__((unused))
+static int is_int(long long got, long long want, const char *what)
+{
+	int r = ok(got == want, "%s", what);
+
+	if (!r)
+		diag("  got: %lld, wanted: %lld", got, want);
+	return r;
+}
+
+__attribute__((unused))
+static int is_string(const char *got, const char *want, const char *what)
+{
+	int r = ok(got && want ? !strcmp(got, want) : got == want, "%s", what);
+
+	if (!r)
+		diag("  got: %s%s%s, wanted: \"%s\"", got ? "\"" : "", got ? got : "NULL",
+		     got ? "\"" : "", want ? want : "NULL");
+	return r;
 }
 
 static int done_testing(void)
