@@ -8,6 +8,7 @@
  * with FILE:LINE:COLUMN.
  */
 #include "config.h"
+#include "../worker/proto.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -52,8 +53,8 @@ void config_defaults(struct config *c)
 
 void config_release(struct config *c)
 {
-	cfg_free_vec(c->launcher);
-	cfg_free_vec(c->env);
+	strv_free(c->launcher);
+	strv_free(c->env);
 	free(c->trace);
 	free(c->cache_dir);
 	free(c->source);

@@ -36,15 +36,6 @@ void *cfg_calloc(size_t n, size_t size)
 	return p;
 }
 
-void cfg_free_vec(char **v)
-{
-	if (!v)
-		return;
-	for (char **p = v; *p; p++)
-		free(*p);
-	free(v);
-}
-
 /* ---- messages ---- */
 
 int cfg_fail(struct cfg_ctx *x, const yaml_mark_t *m, const char *fmt, ...)
@@ -493,7 +484,7 @@ static int cfg_launcher(struct cfg_ctx *x, const struct cfg_key *k,
 		yaml_node_t *item = yaml_document_get_node(x->doc, *it);
 		v[i++] = cfg_strdup((const char *)item->data.scalar.value);
 	}
-	cfg_free_vec(c->launcher);
+	strv_free(c->launcher);
 	c->launcher = v;
 	return 0;
 }
@@ -597,7 +588,7 @@ static int cfg_env(struct cfg_ctx *x, const struct cfg_key *k,
 			 yaml_document_get_node(x->doc, p->value)->data.scalar.value);
 		v[i++] = buf_detach(&b, NULL);
 	}
-	cfg_free_vec(c->env);
+	strv_free(c->env);
 	c->env = v;
 	return 0;
 }

@@ -51,6 +51,5 @@ int cfg_is_null(const yaml_node_t *n);
 /* Allocation that aborts on failure, like buf.c. */
 void *cfg_calloc(size_t n, size_t size);
 char *cfg_strdup(const char *s);
-void cfg_free_vec(char **v);
 
 #endif

@@ -243,8 +243,8 @@ static int sub_frame(struct sub *s)
 	const void *p = s->dec.payload.data;
 	size_t n = s->dec.payload.len;
 	int64_t id = s->dec.id;
-	const char *why = NULL;
-	int type = msg_type(p, n);
+	const char *why = NULL, *text;
+	int type = msg_type(p, n), len;
 
 	if (id == PROTO_ID_SHUTDOWN)
 		return -1;
@@ -258,9 +258,8 @@ static int sub_frame(struct sub *s)
 		s->ready = 1;
 		return 0;
 	}
-	if (type == MSG_ERROR) {
-		engine_log("pool supervisor reported: %.*s", (int)(n > 1 ? n - 1 : 0),
-			   (const char *)p + 1);
+	if (!msg_get_text(p, n, MSG_ERROR, &text, &len)) {
+		engine_log("pool supervisor reported: %.*s", len, text);
 		return -1;
 	}
 	if (type == MSG_STARTED && id > 0) {

@@ -13,6 +13,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "diag.h"
 #include "../config/config.h"
 #include "cache.h"
 #include "proto.h"
@@ -43,8 +44,7 @@ static int parse_int(const char *s, int min, int max)
 	errno = 0;
 	v = strtol(s, &end, 10);
 	if (errno || end == s || *end || v < min || v > max) {
-		fprintf(stderr, "asynccompile-worker: bad number '%s' (%d..%d)\n",
-			s, min, max);
+		diag_warn("bad number '%s' (%d..%d)", s, min, max);
 		usage();
 	}
 	return (int)v;
@@ -106,7 +106,7 @@ static int find_config(const char *file, struct config *c)
 	if (!file && access("asynccompile.yaml", F_OK) == 0)
 		file = "asynccompile.yaml";
 	if (file && config_load_file(file, c, &err) < 0) {
-		fprintf(stderr, "asynccompile-worker: %s\n", (char *)err.data);
+		diag_warn("%s", (char *)err.data);
 		config_release(c);
 		buf_release(&err);
 		return -1;
@@ -133,7 +133,7 @@ static int cache_command(const char *what, const char *file)
 	store = path ? store_open(c.cache_dir, &why) : -1;
 	dir = store >= 0 ? cache_open(store, &why) : -1;
 	if (dir < 0) {
-		fprintf(stderr, "asynccompile-worker: no cache: %s\n", (char *)why.data);
+		diag_warn("no cache: %s", (char *)why.data);
 		free(path);
 		config_release(&c);
 		buf_release(&why);

@@ -328,14 +328,16 @@ static void pool_got_frame(struct pool *p, struct pworker *w)
 	struct frame_decoder *d = &w->dec;
 	int type = msg_type(d->payload.data, d->payload.len);
 	char msg[200];
+	const char *text;
+	int len;
 
 	if (d->id == PROTO_ID_CONTROL && type == MSG_HELLO) {
 		pool_got_hello(p, w);
 		return;
 	}
-	if (d->id == PROTO_ID_CONTROL && type == MSG_ERROR) {
-		snprintf(msg, sizeof msg, "reported an error: %.*s",
-			 (int)(d->payload.len - 1), (char *)d->payload.data + 1);
+	if (d->id == PROTO_ID_CONTROL &&
+	    !msg_get_text(d->payload.data, d->payload.len, MSG_ERROR, &text, &len)) {
+		snprintf(msg, sizeof msg, "reported an error: %.*s", len, text);
 		pool_lose(p, w, 1, msg);
 		return;
 	}

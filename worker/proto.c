@@ -187,6 +187,21 @@ char **get_strv(struct reader *r)
 	return v;
 }
 
+void msg_put_text(struct buf *out, uint8_t type, const char *text)
+{
+	put_u8(out, type);
+	buf_addstr(out, text);
+}
+
+int msg_get_text(const void *p, size_t n, uint8_t type, const char **text, int *len)
+{
+	if (msg_type(p, n) != type)
+		return -1;
+	*text = (const char *)p + 1;
+	*len = n - 1 > (size_t)INT32_MAX ? INT32_MAX : (int)(n - 1);
+	return 0;
+}
+
 void strv_free(char **v)
 {
 	if (!v)

@@ -136,6 +136,15 @@ char *get_str(struct reader *r);
 char **get_strv(struct reader *r);
 void strv_free(char **v);
 
+/*
+ * ERROR and STATS: a type byte, then text to the end of the payload (not
+ * NUL-terminated on the wire).  msg_put_text encodes either;
+ * msg_get_text gives the text of one (*text points into p, *len bytes),
+ * or returns -1 if p is not a message of that type.
+ */
+void msg_put_text(struct buf *out, uint8_t type, const char *text);
+int msg_get_text(const void *p, size_t n, uint8_t type, const char **text, int *len);
+
 /* ---- messages ---- */
 
 struct hello_msg {

@@ -9,6 +9,7 @@
  * away (EOF).  Output frames are written blocking: the pool never blocks,
  * and a dead pool gives EPIPE.
  */
+#include "diag.h"
 #include "worker.h"
 
 #include <errno.h>
@@ -141,8 +142,7 @@ static int serve_send(struct serve *s, int64_t id, const struct buf *payload)
 {
 	if (frame_write_all(s->out_fd, id, payload->data, payload->len) < 0) {
 		if (errno != EPIPE)
-			fprintf(stderr, "asynccompile-worker %d: write: %s\n",
-				s->index, strerror(errno));
+			diag_warn("write:");
 		return -1;
 	}
 	return 0;
@@ -152,10 +152,8 @@ static void serve_send_error(struct serve *s)
 {
 	struct buf b = BUF_INIT;
 
-	fprintf(stderr, "asynccompile-worker %d: protocol error: %s\n",
-		s->index, s->why);
-	put_u8(&b, MSG_ERROR);
-	buf_addstr(&b, s->why);
+	diag_warn("protocol error: %s", s->why);
+	msg_put_text(&b, MSG_ERROR, s->why);
 	serve_send(s, PROTO_ID_CONTROL, &b);
 	buf_release(&b);
 }
@@ -163,12 +161,13 @@ static void serve_send_error(struct serve *s)
 /* Show a peer's ERROR frame (the text runs to the end of the payload). */
 static int serve_peer_error(struct serve *s)
 {
+	const char *text;
+	int len;
+
 	if (s->dec.id != PROTO_ID_CONTROL ||
-	    msg_type(s->dec.payload.data, s->dec.payload.len) != MSG_ERROR)
+	    msg_get_text(s->dec.payload.data, s->dec.payload.len, MSG_ERROR, &text, &len))
 		return 0;
-	fprintf(stderr, "asynccompile-worker %d: peer reported an error: %.*s\n",
-		s->index, (int)(s->dec.payload.len - 1),
-		(char *)s->dec.payload.data + 1);
+	diag_warn("peer reported an error: %.*s", len, text);
 	s->peer_failed = 1;
 	return 1;
 }
@@ -361,10 +360,10 @@ int worker_main(int in_fd, int out_fd, int index, int started_after_ms, int boar
 	 * init's, so run_reap_strays() can end them.
 	 */
 	prctl(PR_SET_CHILD_SUBREAPER, 1);
+	diag_set_worker(index);
 	s.sig_fd = run_signals_open(sigs);
 	if (s.sig_fd < 0) {
-		fprintf(stderr, "asynccompile-worker %d: pipe: %s\n", index,
-			strerror(errno));
+		diag_warn("pipe:");
 		return 1;
 	}
 	r = serve_hello(&s);
@@ -376,8 +375,7 @@ int worker_main(int in_fd, int out_fd, int index, int started_after_ms, int boar
 	if (r == EV_ERROR)
 		serve_send_error(&s);
 	if (r == EV_SIGNAL && s.signo != SIGTERM)
-		fprintf(stderr, "asynccompile-worker %d: %s\n", index,
-			strsignal(s.signo));
+		diag_warn("%s", strsignal(s.signo));
 	run_reap_strays(NULL, NULL);
 	launch_release();
 	frame_decoder_release(&s.dec);

@@ -10,6 +10,7 @@
  * arrives after its last frame).  It is also a child subreaper: the jobs of
  * a worker that died come to it, and sup_reap() ends them.
  */
+#include "diag.h"
 #include "worker.h"
 
 #include <errno.h>
@@ -170,7 +171,7 @@ static void sup_reap(void *ctx, pid_t pid)
 static void sup_log(void *ctx, const char *msg)
 {
 	(void)ctx;
-	fprintf(stderr, "%s\n", msg);
+	diag_warn("%s", msg);
 }
 
 /* ---- upstream ---- */
@@ -201,16 +202,17 @@ static void sup_flush(struct sup *s)
 static void sup_stats(struct sup *s)
 {
 	struct pool_stats st;
-	struct buf b = BUF_INIT;
+	struct buf b = BUF_INIT, text = BUF_INIT;
 
 	pool_get_stats(s->pool, &st);
-	put_u8(&b, MSG_STATS);
-	buf_addf(&b, "workers=%d submitted=%" PRIu64 " completed=%" PRIu64
+	buf_addf(&text, "workers=%d submitted=%" PRIu64 " completed=%" PRIu64
 		 " retried=%" PRIu64 " crashed_workers=%" PRIu64 " restarts=%"
 		 PRIu64 " running=%d queued=%d max_running=%d", s->nworkers,
 		 st.submitted, st.completed, st.retried, st.crashed_workers,
 		 st.restarts, st.running, st.queued, st.max_running);
+	msg_put_text(&b, MSG_STATS, (char *)text.data);
 	frame_put(&s->upq.buf, PROTO_ID_CONTROL, b.data, b.len);
+	buf_release(&text);
 	buf_release(&b);
 }
 
@@ -237,7 +239,7 @@ static void sup_hello(struct sup *s)
 	s->hello_done = 1;
 	/* The plugin starts the supervisor when it wants a pool: warm it now. */
 	if (pool_warm(s->pool) < 0)
-		fprintf(stderr, "asynccompile-worker: no worker could be started yet\n");
+		diag_warn("no worker could be started yet");
 }
 
 static void sup_job(struct sup *s)
@@ -261,7 +263,8 @@ static void sup_job(struct sup *s)
 static void sup_frame(struct sup *s)
 {
 	struct frame_decoder *d = &s->dec;
-	int type = msg_type(d->payload.data, d->payload.len);
+	int type = msg_type(d->payload.data, d->payload.len), len;
+	const char *text;
 
 	if (!s->hello_done) {
 		sup_hello(s);
@@ -296,9 +299,9 @@ static void sup_frame(struct sup *s)
 			s->nworkers = (int)n;
 		return;
 	}
-	if (d->id == PROTO_ID_CONTROL && type == MSG_ERROR) {
-		fprintf(stderr, "asynccompile-worker: peer reported an error: %.*s\n",
-			(int)(d->payload.len - 1), (char *)d->payload.data + 1);
+	if (d->id == PROTO_ID_CONTROL &&
+	    !msg_get_text(d->payload.data, d->payload.len, MSG_ERROR, &text, &len)) {
+		diag_warn("peer reported an error: %.*s", len, text);
 		s->done = 1;
 		s->status = 1;
 		s->out_dead = 1; /* do not answer an error with an error */
@@ -436,8 +439,7 @@ int supervise_main(int in_fd, int out_fd, int nworkers, const char *worker_exe,
 	s.sig_fd = run_signals_open(sigs);
 	s.pool = pool_new(s.nworkers, &ops, &s);
 	if (s.sig_fd < 0 || !s.pool) {
-		fprintf(stderr, "asynccompile-worker: cannot set up: %s\n",
-			strerror(errno));
+		diag_warn("cannot set up:");
 		if (s.pool)
 			pool_destroy(s.pool, 0);
 		if (s.sig_fd >= 0)
@@ -450,9 +452,8 @@ int supervise_main(int in_fd, int out_fd, int nworkers, const char *worker_exe,
 	if (s.why[0]) {
 		struct buf b = BUF_INIT;
 
-		fprintf(stderr, "asynccompile-worker: protocol error: %s\n", s.why);
-		put_u8(&b, MSG_ERROR);
-		buf_addstr(&b, s.why);
+		diag_warn("protocol error: %s", s.why);
+		msg_put_text(&b, MSG_ERROR, s.why);
 		frame_put(&s.upq.buf, PROTO_ID_CONTROL, b.data, b.len);
 		buf_release(&b);
 	}
