@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "../worker/run.h"
+#include "../worker/start.h"
 #include "../worker/worker.h"
 #include "spawn.h"
 
@@ -30,20 +31,6 @@ extern char **environ;
  * parent-death signal) and ends every job the usual way: its process
  * group, then whatever left it (the workers are child subreapers).
  */
-static int spawn_pipes(int to[2], int from[2])
-{
-	if (pipe2(to, O_CLOEXEC) < 0)
-		return -1;
-	if (pipe2(from, O_CLOEXEC) < 0) {
-		close(to[0]);
-		close(to[1]);
-		return -1;
-	}
-	/* big results drain in fewer, larger writes (failure is harmless) */
-	(void)fcntl(from[0], F_SETPIPE_SZ, 1 << 20);
-	return 0;
-}
-
 static void spawn_close4(int to[2], int from[2])
 {
 	close(to[0]);
@@ -55,44 +42,8 @@ static void spawn_close4(int to[2], int from[2])
 int spawn_worker(const char *exe, char *const argv[], int board, int *to_child,
 		 int *from_child, pid_t *pid)
 {
-	posix_spawn_file_actions_t fa;
-	posix_spawnattr_t attr;
-	sigset_t none, all;
-	int to[2], from[2], rc;
-
-	if (spawn_pipes(to, from) < 0)
-		return -1;
-	posix_spawn_file_actions_init(&fa);
-	posix_spawn_file_actions_adddup2(&fa, to[0], 0);
-	posix_spawn_file_actions_adddup2(&fa, from[1], 1);
-	if (board >= 0)
-		posix_spawn_file_actions_adddup2(&fa, board, 3);
-	/* nothing of make's (jobserver, other pipes) reaches the pool */
-	posix_spawn_file_actions_addclosefrom_np(&fa, board >= 0 ? 4 : 3);
-	posix_spawnattr_init(&attr);
-	sigemptyset(&none);
-	sigfillset(&all);
-	sigdelset(&all, SIGKILL);
-	sigdelset(&all, SIGSTOP);
-	posix_spawnattr_setsigmask(&attr, &none);
-	posix_spawnattr_setsigdefault(&attr, &all);
-	/* out of make's process group: see spawn_own_group() */
-	posix_spawnattr_setpgroup(&attr, 0);
-	posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF |
-				 POSIX_SPAWN_SETPGROUP);
-	rc = posix_spawn(pid, exe, &fa, &attr, argv, environ);
-	posix_spawn_file_actions_destroy(&fa);
-	posix_spawnattr_destroy(&attr);
-	if (rc) {
-		spawn_close4(to, from);
-		errno = rc;
-		return -1;
-	}
-	close(to[0]);
-	close(from[1]);
-	*to_child = to[1];
-	*from_child = from[0];
-	return 0;
+	/* out of make's process group: see spawn_own_group() above */
+	return start_worker(exe, argv, board, 1, to_child, from_child, pid);
 }
 
 int spawn_fork_worker(int index, int board, int started_after_ms, int *to_child,
@@ -101,7 +52,7 @@ int spawn_fork_worker(int index, int board, int started_after_ms, int *to_child,
 	int to[2], from[2];
 	pid_t p, make_pid = getpid();
 
-	if (spawn_pipes(to, from) < 0)
+	if (start_pipes(to, from) < 0)
 		return -1;
 	p = fork();
 	if (p < 0) {

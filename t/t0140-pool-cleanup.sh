@@ -47,36 +47,25 @@ t_client_killed() {
 }
 ok 'kill -9 of the client leaves nothing behind' t_client_killed
 
-t_sigterm() {
-	hold 'sleep 1013' || return 1
-	kill -TERM "$(awk '$1 == "supervisor" { print $2 }' pids)"
+# signalled JOB SIGNAL ROLE...: hold JOB, send SIGNAL to the pool processes
+# of those roles (supervisor, worker) at once, then nothing may be left.
+signalled() {
+	hold "$1" || return 1
+	sig=$2; shift 2
+	targets=$(for role; do awk -v r="$role" '$1 == r { print $2 }' pids; done)
+	kill -s "$sig" $targets
 	gone; r=$?
 	kill -9 "$client" 2>/dev/null
 	wait "$client" 2>/dev/null
 	return $r
 }
-ok 'SIGTERM to the supervisor ends its jobs and workers' t_sigterm
-
+ok 'SIGTERM to the supervisor ends its jobs and workers' \
+	signalled 'sleep 1013' TERM supervisor
 # Ctrl-\ reaches every process of a terminal's foreground group at once.
-t_sigquit_all() {
-	hold 'sleep 1016' || return 1
-	kill -QUIT $(awk '$1 == "supervisor" || $1 == "worker" { print $2 }' pids)
-	gone; r=$?
-	kill -9 "$client" 2>/dev/null
-	wait "$client" 2>/dev/null
-	return $r
-}
-ok 'SIGQUIT to the supervisor and its workers at once ends their jobs' t_sigquit_all
-
-t_supervisor_killed() {
-	hold 'trap "" TERM; sleep 1014' || return 1
-	kill -9 "$(awk '$1 == "supervisor" { print $2 }' pids)"
-	gone; r=$?
-	kill -9 "$client" 2>/dev/null
-	wait "$client" 2>/dev/null
-	return $r
-}
-ok 'kill -9 of the supervisor: workers notice, kill their jobs, exit' t_supervisor_killed
+ok 'SIGQUIT to the supervisor and its workers at once ends their jobs' \
+	signalled 'sleep 1016' QUIT supervisor worker
+ok 'kill -9 of the supervisor: workers notice, kill their jobs, exit' \
+	signalled 'trap "" TERM; sleep 1014' KILL supervisor
 
 # A bare worker (no supervisor to kill the group for it) must end its job
 # itself when its input ends or says shutdown.  It ignores SIGTERM here, so

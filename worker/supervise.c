@@ -11,6 +11,7 @@
  * a worker that died come to it, and sup_reap() ends them.
  */
 #include "diag.h"
+#include "start.h"
 #include "worker.h"
 
 #include <errno.h>
@@ -63,59 +64,12 @@ struct sup {
 static int sup_start(void *ctx, int index, int *to_worker, int *from_worker, pid_t *pid)
 {
 	struct sup *s = ctx;
-	int to[2] = { -1, -1 }, from[2] = { -1, -1 }, rc;
-	posix_spawn_file_actions_t fa;
-	posix_spawnattr_t at;
-	sigset_t none, def;
 	char num[16], after[16];
 	char *argv[] = { (char *)s->exe, "--worker", num, "--started-after", after, NULL };
 
 	snprintf(num, sizeof num, "%d", index);
 	snprintf(after, sizeof after, "%d", s->started_after_ms);
-	if (pipe2(to, O_CLOEXEC) < 0)
-		return -1;
-	if (pipe2(from, O_CLOEXEC) < 0) {
-		rc = errno;
-		goto fail;
-	}
-	sigemptyset(&none);
-	sigemptyset(&def);
-	sigaddset(&def, SIGPIPE);
-	sigaddset(&def, SIGCHLD);
-	posix_spawn_file_actions_init(&fa);
-	posix_spawnattr_init(&at);
-	rc = posix_spawn_file_actions_adddup2(&fa, to[0], 0);
-	if (!rc)
-		rc = posix_spawn_file_actions_adddup2(&fa, from[1], 1);
-	if (!rc)
-		rc = posix_spawn_file_actions_addclosefrom_np(&fa, 3);
-	if (!rc)
-		rc = posix_spawnattr_setflags(&at, POSIX_SPAWN_SETSIGMASK |
-					      POSIX_SPAWN_SETSIGDEF);
-	if (!rc)
-		rc = posix_spawnattr_setsigmask(&at, &none);
-	if (!rc)
-		rc = posix_spawnattr_setsigdefault(&at, &def);
-	if (!rc)
-		rc = posix_spawn(pid, s->exe, &fa, &at, argv, environ);
-	posix_spawn_file_actions_destroy(&fa);
-	posix_spawnattr_destroy(&at);
-	if (rc)
-		goto fail;
-	close(to[0]);
-	close(from[1]);
-	*to_worker = to[1];
-	*from_worker = from[0];
-	return 0;
-fail:
-	for (int i = 0; i < 2; i++) {
-		if (to[i] >= 0)
-			close(to[i]);
-		if (from[i] >= 0)
-			close(from[i]);
-	}
-	errno = rc;
-	return -1;
+	return start_worker(s->exe, argv, -1, 0, to_worker, from_worker, pid);
 }
 
 static void sup_result(void *ctx, int64_t id, struct result_msg *res)

@@ -23,6 +23,7 @@
 
 #include "../../worker/board.h"
 #include "../../worker/pool.h"
+#include "../../worker/start.h"
 #include "tap.h"
 
 extern char **environ;
@@ -47,32 +48,15 @@ static void t_timeout(int sig)
 
 static int t_start(void *ctx, int index, int *to, int *from, pid_t *pid)
 {
-	posix_spawn_file_actions_t fa;
-	int a[2], b[2], rc, board = pool_board(pool);
+	int board = pool_board(pool);
 	char *argv[] = { (char *)worker_exe, "--worker", "0", "--started-after", "60000",
 			 "--pid-board", "3", NULL };
 
 	(void)ctx;
 	(void)index;
-	if (board < 0 || pipe2(a, O_CLOEXEC) || pipe2(b, O_CLOEXEC))
+	if (board < 0)
 		return -1;
-	posix_spawn_file_actions_init(&fa);
-	posix_spawn_file_actions_adddup2(&fa, a[0], 0);
-	posix_spawn_file_actions_adddup2(&fa, b[1], 1);
-	posix_spawn_file_actions_adddup2(&fa, board, 3);
-	rc = posix_spawn(pid, worker_exe, &fa, NULL, argv, environ);
-	posix_spawn_file_actions_destroy(&fa);
-	close(a[0]);
-	close(b[1]);
-	if (rc) {
-		close(a[1]);
-		close(b[0]);
-		errno = rc;
-		return -1;
-	}
-	*to = a[1];
-	*from = b[0];
-	return 0;
+	return start_worker(worker_exe, argv, board, 0, to, from, pid);
 }
 
 static void t_result(void *ctx, int64_t id, struct result_msg *res)
