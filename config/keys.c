@@ -1,6 +1,8 @@
 /*
  * keys.c - the configuration keys: how each value is checked and stored,
- * and the wording of every message about a value.
+ * and the wording of every message about a value.  One short function
+ * per key and the table of keys; a little over 600 lines because every
+ * key's check and message belong beside the others.
  */
 #include "keys.h"
 

@@ -13,6 +13,7 @@
 #include "funcs.h"
 #include "mk.h"
 #include "output.h"
+#include "recipe.h"
 #include "shell.h"
 #include "engine.h"
 #include "job.h"
@@ -352,80 +353,6 @@ void funcs_put_job(struct buf *payload, const char *shell, char **flags, const c
 	msg_put_job(payload, &m);
 }
 
-/* Is `word` a word of `cmd`, as the shell splits a simple command list? */
-static int funcs_has_word(const char *cmd, const char *word)
-{
-	size_t n = strlen(word);
-
-	if (!n)
-		return 0;
-	for (const char *p = strstr(cmd, word); p; p = strstr(p + 1, word))
-		if ((p == cmd || strchr(" \t\n;&|(`", p[-1])) && strchr(" \t\n;&|)`", p[n]))
-			return 1;
-	return 0;
-}
-
-static char **funcs_strv_add(char **v, size_t *n, char *s)
-{
-	char **nv = realloc(v, (*n + 2) * sizeof *nv);
-
-	if (!nv || !s)
-		abort();
-	nv[(*n)++] = s;
-	nv[*n] = NULL;
-	return nv;
-}
-
-/*
- * What a recipe line of make's gets besides the command, for a build step
- * run in its place: MAKEFLAGS (command-line variables included) and
- * MFLAGS as make exports them, MAKELEVEL one up, then the config's env.
- * A recursive step (the command names $(MAKE) as a word: make itself
- * decides on the unexpanded line, which a function never sees) under a
- * pipe jobserver also gets make's jobserver descriptors, opened by number
- * through /proc in the job alone; a fifo jobserver needs only MAKEFLAGS.
- * Returns whether the step is recursive; *env and *fds are malloc'd.
- */
-static int funcs_make_context(const char *command, char ***env, char ***fds)
-{
-	char *mf = mk_expand("$(MAKEFLAGS)"), *mfl = mk_expand("$(MFLAGS)");
-	char *lvl = mk_expand("$(MAKELEVEL)"), *make = mk_expand("$(MAKE)");
-	int recursive = funcs_has_word(command, make);
-	size_t n = 0, nf = 0;
-	struct buf b = BUF_INIT;
-	struct js_auth a;
-
-	*env = NULL;
-	*fds = NULL;
-	buf_addf(&b, "MAKEFLAGS=%s", mf);
-	*env = funcs_strv_add(*env, &n, strdup((char *)b.data));
-	buf_reset(&b);
-	buf_addf(&b, "MFLAGS=%s", mfl);
-	*env = funcs_strv_add(*env, &n, strdup((char *)b.data));
-	buf_reset(&b);
-	buf_addf(&b, "MAKELEVEL=%ld", strtol(lvl, NULL, 10) + 1);
-	*env = funcs_strv_add(*env, &n, strdup((char *)b.data));
-	for (char **e = cfg.env; e && *e; e++)
-		*env = funcs_strv_add(*env, &n, strdup(*e));
-	if (recursive && js_parse_auth(mf, &a) && a.style == JS_PIPE) {
-		if (fcntl(a.rfd, F_GETFD) >= 0 && fcntl(a.wfd, F_GETFD) >= 0) {
-			buf_reset(&b);
-			buf_addf(&b, "%d</proc/%d/fd/%d", a.rfd, (int)getpid(), a.rfd);
-			*fds = funcs_strv_add(*fds, &nf, strdup((char *)b.data));
-			buf_reset(&b);
-			buf_addf(&b, "%d>/proc/%d/fd/%d", a.wfd, (int)getpid(), a.wfd);
-			*fds = funcs_strv_add(*fds, &nf, strdup((char *)b.data));
-		}
-		js_auth_release(&a);
-	}
-	buf_release(&b);
-	free(mf);
-	free(mfl);
-	free(lvl);
-	free(make);
-	return recursive;
-}
-
 static char *funcs_queue(const char *fn, enum job_kind kind, unsigned int argc, char **argv)
 {
 	struct situation sit;
@@ -481,7 +408,7 @@ static char *funcs_queue(const char *fn, enum job_kind kind, unsigned int argc, 
 
 		funcs_job_msg(&m, shell, flags, funcs_cwd(), (char *)cmd.data,
 			      argc > 2 ? argv[2] : NULL);
-		recursive = funcs_make_context(argv[1], &env, &fds);
+		recursive = recipe_context(argv[1], &cfg, &env, &fds);
 		m.env = env;
 		m.fds = fds;
 		msg_put_job(&j->payload, &m);
@@ -548,31 +475,6 @@ static int funcs_by_id(const void *a, const void *b)
 	return x->id < y->id ? -1 : x->id > y->id;
 }
 
-/*
- * A build step's output goes where a recipe line's would, stdout text to
- * fd 1 and stderr text to fd 2, in the order the step wrote it (as far
- * as the worker could tell, reading two pipes: res->order), then what
- * has no place in that order (the pool's notes at the end of err).
- */
-static void funcs_print_output(const struct result_msg *r)
-{
-	size_t off[3] = { 0, 0, 0 };
-	const struct buf *b[3] = { NULL, &r->out, &r->err };
-
-	for (size_t i = 0; i + 5 <= r->order.len; i += 5) {
-		int s = r->order.data[i];
-		uint32_t len;
-
-		memcpy(&len, r->order.data + i + 1, 4);
-		/* msg_get_result checked every run against its stream */
-		mk_print(s, b[s]->data + off[s], len);
-		off[s] += len;
-	}
-	for (int s = RES_OUT; s <= RES_ERR; s++)
-		if (b[s]->len > off[s])
-			mk_print(s, b[s]->data + off[s], b[s]->len - off[s]);
-}
-
 static void funcs_publish(struct job *j)
 {
 	char num[16], *v;
@@ -586,7 +488,7 @@ static void funcs_publish(struct job *j)
 	mk_set_var(j->name, ".err", v);
 	free(v);
 	if (j->kind == JOB_COMPILE)
-		funcs_print_output(&j->res);
+		output_print_result(&j->res);
 }
 
 char *funcs_wait(const char *nm, unsigned int argc, char **argv)

@@ -16,6 +16,12 @@
  * leader was the worker's child, so it may already have been reaped by
  * init, and its id could in principle have been reused; pids are handed
  * out sequentially up to pid_max, which makes that window negligible.
+ *
+ * Why this file is longer than the others: it is the worker state
+ * machine, and every transition closes, reuses or watches descriptors
+ * that the others must agree on; split, the rule above (start workers
+ * only from pool_tick) could no longer be checked in one read.  The job
+ * queue and results are pool_jobs.c's.
  */
 #include "pool.h"
 

@@ -1,0 +1,75 @@
+/* What a build step gets from make in place of a recipe line: see recipe.h. */
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "../worker/buf.h"
+#include "../worker/proto.h"
+#include "jobserver.h"
+#include "mk.h"
+#include "recipe.h"
+
+/* Is `word` a word of `cmd`, as the shell splits a simple command list? */
+static int recipe_has_word(const char *cmd, const char *word)
+{
+	size_t n = strlen(word);
+
+	if (!n)
+		return 0;
+	for (const char *p = strstr(cmd, word); p; p = strstr(p + 1, word))
+		if ((p == cmd || strchr(" \t\n;&|(`", p[-1])) && strchr(" \t\n;&|)`", p[n]))
+			return 1;
+	return 0;
+}
+
+static char **recipe_strv_add(char **v, size_t *n, char *s)
+{
+	char **nv = realloc(v, (*n + 2) * sizeof *nv);
+
+	if (!nv || !s)
+		abort();
+	nv[(*n)++] = s;
+	nv[*n] = NULL;
+	return nv;
+}
+
+int recipe_context(const char *command, const struct config *cfg, char ***env, char ***fds)
+{
+	char *mf = mk_expand("$(MAKEFLAGS)"), *mfl = mk_expand("$(MFLAGS)");
+	char *lvl = mk_expand("$(MAKELEVEL)"), *make = mk_expand("$(MAKE)");
+	int recursive = recipe_has_word(command, make);
+	size_t n = 0, nf = 0;
+	struct buf b = BUF_INIT;
+	struct js_auth a;
+
+	*env = NULL;
+	*fds = NULL;
+	buf_addf(&b, "MAKEFLAGS=%s", mf);
+	*env = recipe_strv_add(*env, &n, strdup((char *)b.data));
+	buf_reset(&b);
+	buf_addf(&b, "MFLAGS=%s", mfl);
+	*env = recipe_strv_add(*env, &n, strdup((char *)b.data));
+	buf_reset(&b);
+	buf_addf(&b, "MAKELEVEL=%ld", strtol(lvl, NULL, 10) + 1);
+	*env = recipe_strv_add(*env, &n, strdup((char *)b.data));
+	for (char **e = cfg->env; e && *e; e++)
+		*env = recipe_strv_add(*env, &n, strdup(*e));
+	if (recursive && js_parse_auth(mf, &a) && a.style == JS_PIPE) {
+		if (fcntl(a.rfd, F_GETFD) >= 0 && fcntl(a.wfd, F_GETFD) >= 0) {
+			buf_reset(&b);
+			buf_addf(&b, "%d</proc/%d/fd/%d", a.rfd, (int)getpid(), a.rfd);
+			*fds = recipe_strv_add(*fds, &nf, strdup((char *)b.data));
+			buf_reset(&b);
+			buf_addf(&b, "%d>/proc/%d/fd/%d", a.wfd, (int)getpid(), a.wfd);
+			*fds = recipe_strv_add(*fds, &nf, strdup((char *)b.data));
+		}
+		js_auth_release(&a);
+	}
+	buf_release(&b);
+	free(mf);
+	free(mfl);
+	free(lvl);
+	free(make);
+	return recursive;
+}
