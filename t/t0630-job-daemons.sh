@@ -10,7 +10,11 @@ if ! command -v sccache >/dev/null 2>&1 || ! command -v cc >/dev/null 2>&1; then
 	skip_all "sccache or cc is not installed (Debian package sccache)"
 fi
 SCCACHE_DIR=$TRASH/sccache
-SCCACHE_SERVER_PORT=$((20000 + $$ % 20000))  # not the default 4226 another user may hold
+# Not the default port 4226 another user may hold, and a new one for each
+# build: the last build's server was killed with its sockets open, so its
+# port may linger in TIME_WAIT and refuse the next server.
+port=$((20000 + $$ % 10000 * 4))
+SCCACHE_SERVER_PORT=$port
 SCCACHE_IDLE_TIMEOUT=120
 export SCCACHE_DIR SCCACHE_SERVER_PORT SCCACHE_IDLE_TIMEOUT
 for i in 1 2 3 4; do printf 'int f%d(void) { return %d; }\n' "$i" "$i" >f$i.c; done
@@ -45,6 +49,7 @@ ok "first build: one server took all four compiles" expect_eq 4 "$(stat_of 'Comp
 ok "first build: nothing of sccache's outlives make" wait_until sh -c '[ -z "$(ours)" ]'
 
 rm -f f1.o f2.o f3.o f4.o
+SCCACHE_SERVER_PORT=$((port + 1))
 run_make -j4
 ok "second build: make exits 0" expect_make_ok
 ok "second build: four cache hits" expect_eq 4 "$(stat_of 'Cache hits')" "cache hits"
