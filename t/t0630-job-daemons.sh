@@ -16,7 +16,8 @@ SCCACHE_DIR=$TRASH/sccache
 port=$((20000 + $$ % 10000 * 4))
 SCCACHE_SERVER_PORT=$port
 SCCACHE_IDLE_TIMEOUT=120
-export SCCACHE_DIR SCCACHE_SERVER_PORT SCCACHE_IDLE_TIMEOUT
+SCCACHE_ERROR_LOG=$TRASH/sccache.log
+export SCCACHE_DIR SCCACHE_SERVER_PORT SCCACHE_IDLE_TIMEOUT SCCACHE_ERROR_LOG
 for i in 1 2 3 4; do printf 'int f%d(void) { return %d; }\n' "$i" "$i" >f$i.c; done
 write_config "launcher: [sccache]" "workers: 4"
 write_mk Makefile <<'EOF2'
@@ -36,11 +37,23 @@ ours() {
 	done
 	return 0
 }
+# sccache_build: make -j4, once more if sccache's own client gave up
+# waiting for the server it started (it does, rarely, under a loaded CPU,
+# whoever runs it; its log is kept in sccache.log).  The assertions are
+# about the plugin, which ran the step either way.
+sccache_build() {
+	run_make -j4
+	if [ "$make_status" -ne 0 ] && grep -q 'Timed out waiting for server startup' err; then
+		diag "sccache timed out waiting for its server; building again"
+		rm -f f1.o f2.o f3.o f4.o
+		run_make -j4
+	fi
+}
 stat_of() { # label: the number sccache's stats give it
 	sed -n "s/^$1  *\([0-9][0-9]*\)\$/\1/p" out | head -n 1
 }
 
-run_make -j4
+sccache_build
 ok "first build: make exits 0" expect_make_ok
 ok "first build: every object is built" sh -c 'ls f1.o f2.o f3.o f4.o'
 ok "first build: the server never went away under a step" \
@@ -50,14 +63,15 @@ ok "first build: nothing of sccache's outlives make" wait_until sh -c '[ -z "$(o
 
 rm -f f1.o f2.o f3.o f4.o
 SCCACHE_SERVER_PORT=$((port + 1))
-run_make -j4
+sccache_build
 ok "second build: make exits 0" expect_make_ok
 ok "second build: four cache hits" expect_eq 4 "$(stat_of 'Cache hits')" "cache hits"
 ok "second build: nothing of sccache's outlives make" wait_until sh -c '[ -z "$(ours)" ]'
 
 sccache --stop-server >/dev/null 2>&1
 
-# The rule itself, with a daemon of our own: a process a step leaves in a
+# The rule itself, with a daemon of our own (the step ends only once its
+# daemon has its session, so which side of the rule it is on is certain): a process a step leaves in a
 # session of its own stays until the pool ends (keep) or goes with the
 # step (kill); one left in the step's own session (a new process group
 # only, as timeout(1) makes) always goes with the step.
@@ -65,7 +79,7 @@ M=$$
 write_mk Makefile <<'EOF2'
 load @PLUGIN@
 all:
-	$(async-compile d,setsid sleep 1631.$(M) & setsid sh -c 'sleep 1632.$(M) & exec sleep 0' ; sh -c 'set -m; sleep 1633.$(M) & echo $$! >pg.pid')
+	$(async-compile d,rm -f d.sid; setsid sh -c 'echo >d.sid; exec sleep 1631.$(M)' & i=0; while [ ! -s d.sid ] && [ $$i -lt 1000 ]; do sleep 0.01; i=$$((i + 1)); done; setsid sh -c 'sleep 1632.$(M) & exec sleep 0' ; sh -c 'set -m; sleep 1633.$(M) & echo $$! >pg.pid')
 	$(async-wait)
 	@# pgrep with the ASan runtime preloaded (check-asan) can hang at start
 	@for p in 1631 1632 1633; do if env -u LD_PRELOAD pgrep -f "^sleep $$p.$(M)\$$" >/dev/null; then echo "$$p alive"; else echo "$$p gone"; fi; done
