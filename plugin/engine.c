@@ -42,7 +42,6 @@ static struct engine {
 	pthread_cond_t done;       /* make's wait set is done, or the pool stopped */
 	pthread_t thread;
 	int started, stopping;
-	int warm;                  /* config warm: the thread starts the pool first */
 	int wake[2];               /* self-pipe: make's thread -> I/O thread */
 	int wake_sent;             /* a byte is in it the thread has not read */
 	size_t wait_pending;       /* jobs in make's wait set not yet done */
@@ -476,13 +475,6 @@ static void *engine_main(void *arg)
 
 	(void)arg;
 	pthread_mutex_lock(&E.lock);
-	/*
-	 * Here, not in engine_start(): make reads its makefiles meanwhile
-	 * instead of waiting for N workers to be spawned (a no-op make that
-	 * queues nothing pays nothing on its critical path).
-	 */
-	if (E.warm && E.backend->ops->warm(E.backend) < 0)
-		engine_log("could not start the worker pool early; will retry at the first job");
 	while (!E.stopping) {
 		size_t n = 0, nb;
 		int timeout = -1;
@@ -616,7 +608,14 @@ int engine_start(const struct config *cfg, struct buf *err)
 	E.trace = cfg->trace && *cfg->trace ? strdup(cfg->trace) : NULL;
 	engine_trace_begin();
 	reexec_jobserver(&E.slots.js);
-	E.warm = cfg->warm;
+	/*
+	 * On make's thread, before the I/O thread exists: spawning reads
+	 * environ, which make's thread may change at any time once it runs
+	 * on (make-suite's options/print-directory got EFAULT from
+	 * posix_spawn when this ran on the I/O thread).
+	 */
+	if (cfg->warm && E.backend->ops->warm(E.backend) < 0)
+		engine_log("could not start the worker pool early; will retry at the first job");
 	/* make's signal handlers must run on make's thread only */
 	sigfillset(&all);
 	pthread_sigmask(SIG_SETMASK, &all, &old);
