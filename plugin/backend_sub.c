@@ -38,7 +38,7 @@ struct sub {
 	int64_t launched_ns;
 	int deaths;           /* in a row, without a result in between */
 	struct frame_decoder dec;
-	struct buf out;
+	struct frame_outq out;
 	struct inflight *fl;
 	int nfl;
 };
@@ -51,7 +51,7 @@ static void sub_close(struct sub *s)
 		close(s->from);
 	s->to = s->from = -1;
 	s->ready = 0;
-	buf_reset(&s->out);
+	frame_outq_release(&s->out);
 	frame_decoder_release(&s->dec);
 	frame_decoder_init(&s->dec);
 }
@@ -73,14 +73,14 @@ static int sub_launch(struct sub *s)
 	fcntl(s->from, F_SETFL, O_NONBLOCK);
 	s->launched_ns = proto_now_ns();
 	msg_put_hello(&hello, &h);
-	frame_put(&s->out, PROTO_ID_CONTROL, hello.data, hello.len);
+	frame_put(&s->out.buf, PROTO_ID_CONTROL, hello.data, hello.len);
 	buf_release(&hello);
 	return 0;
 }
 
 static void sub_send_job(struct sub *s, const struct inflight *f)
 {
-	frame_put(&s->out, f->id, f->job.data, f->job.len);
+	frame_put(&s->out.buf, f->id, f->job.data, f->job.len);
 }
 
 /* Report a job the pool could not run (status 125, the reason in err). */
@@ -198,7 +198,7 @@ static void sub_cancel(struct backend *b, int64_t id)
 		if (s->fl[i].id == id && !s->fl[i].cancelled) {
 			s->fl[i].cancelled = 1;
 			if (s->to >= 0)
-				frame_put(&s->out, id, cancel, sizeof cancel);
+				frame_put(&s->out.buf, id, cancel, sizeof cancel);
 		}
 	}
 }
@@ -232,7 +232,7 @@ static size_t sub_pollfds(struct backend *b, struct pollfd *fds, size_t max, int
 	}
 	if (s->from >= 0 && n < max)
 		fds[n++] = (struct pollfd){ .fd = s->from, .events = POLLIN };
-	if (s->to >= 0 && s->out.len && n < max)
+	if (s->to >= 0 && frame_outq_pending(&s->out) && n < max)
 		fds[n++] = (struct pollfd){ .fd = s->to, .events = POLLOUT };
 	return n;
 }
@@ -295,7 +295,7 @@ static void sub_events(struct backend *b, const struct pollfd *fds, size_t nfds)
 		if (!fds[i].revents)
 			continue;
 		if (fds[i].fd == s->to && s->to >= 0 && (fds[i].revents & (POLLOUT | POLLERR))) {
-			if (frame_flush(s->to, &s->out) < 0) {
+			if (frame_outq_flush(s->to, &s->out) < 0) {
 				sub_died(s, "its input pipe broke");
 				return;
 			}
@@ -336,7 +336,7 @@ static void sub_events(struct backend *b, const struct pollfd *fds, size_t nfds)
 		}
 	}
 	/* opportunistic flush: most frames fit the pipe at once */
-	if (s->to >= 0 && s->out.len && frame_flush(s->to, &s->out) < 0)
+	if (s->to >= 0 && frame_outq_pending(&s->out) && frame_outq_flush(s->to, &s->out) < 0)
 		sub_died(s, "its input pipe broke");
 }
 
@@ -352,13 +352,13 @@ static void sub_destroy(struct backend *b, int64_t grace_ms)
 		 */
 		int64_t until = proto_now_ns() + 1000 * 1000000LL;
 
-		frame_put(&s->out, PROTO_ID_SHUTDOWN, NULL, 0);
-		while (s->out.len && proto_now_ns() < until) {
+		frame_put(&s->out.buf, PROTO_ID_SHUTDOWN, NULL, 0);
+		while (frame_outq_pending(&s->out) && proto_now_ns() < until) {
 			struct pollfd pfd = { .fd = s->to, .events = POLLOUT };
 
 			if (poll(&pfd, 1, 100) < 0 && errno != EINTR)
 				break;
-			if (frame_flush(s->to, &s->out) < 0)
+			if (frame_outq_flush(s->to, &s->out) < 0)
 				break;
 		}
 		close(s->to);
@@ -386,7 +386,7 @@ static void sub_destroy(struct backend *b, int64_t grace_ms)
 	sub_close(s);
 	for (int i = 0; i < s->nfl; i++)
 		buf_release(&s->fl[i].job);
-	buf_release(&s->out);
+	frame_outq_release(&s->out);
 	frame_decoder_release(&s->dec);
 	free(s->fl);
 	free(s->exe);
@@ -412,7 +412,7 @@ static int sub_grow(struct backend *b, int workers)
 	s->workers = workers;
 	if (s->to >= 0) {
 		msg_put_workers(&m, (uint32_t)workers);
-		frame_put(&s->out, PROTO_ID_CONTROL, m.data, m.len);
+		frame_put(&s->out.buf, PROTO_ID_CONTROL, m.data, m.len);
 		buf_release(&m);
 	}
 	return 0;

@@ -584,6 +584,10 @@ int engine_start(const struct config *cfg, struct buf *err)
 		return 0;
 	E.stopping = 0;
 	fault_init();
+	if (spawn_snapshot_env() < 0) {
+		buf_addstr(err, "out of memory copying the environment");
+		return -1;
+	}
 	if (cfg->start_method != START_FORK) {
 		exe = spawn_find_worker(err);
 		if (!exe)

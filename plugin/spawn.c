@@ -31,6 +31,45 @@ extern char **environ;
  * parent-death signal) and ends every job the usual way: its process
  * group, then whatever left it (the workers are child subreapers).
  */
+/*
+ * The environment workers start with, copied on make's thread by
+ * spawn_snapshot_env().  Workers are also started later from the I/O
+ * thread (pool growth, a crashed worker's replacement, the supervisor's
+ * restart), while make's thread may be changing environ (putenv of
+ * MAKEFLAGS, MAKE_RESTARTS, our own re-exec record): reading it there
+ * once cost make-suite's options/print-directory an EFAULT from
+ * posix_spawn.  Every worker of one make so starts with the same
+ * environment, the one make had when the engine started.
+ */
+static char **spawn_env;
+
+static void spawn_env_free(char **v)
+{
+	for (size_t i = 0; v && v[i]; i++)
+		free(v[i]);
+	free(v);
+}
+
+int spawn_snapshot_env(void)
+{
+	size_t n = 0;
+	char **v;
+
+	while (environ && environ[n])
+		n++;
+	v = calloc(n + 1, sizeof *v);
+	if (!v)
+		return -1;
+	for (size_t i = 0; i < n; i++)
+		if (!(v[i] = strdup(environ[i]))) {
+			spawn_env_free(v);
+			return -1;
+		}
+	spawn_env_free(spawn_env);
+	spawn_env = v;
+	return 0;
+}
+
 static void spawn_close4(int to[2], int from[2])
 {
 	close(to[0]);
@@ -43,7 +82,7 @@ int spawn_worker(const char *exe, char *const argv[], int board, int *to_child,
 		 int *from_child, pid_t *pid)
 {
 	/* out of make's process group: see spawn_own_group() above */
-	return start_worker(exe, argv, board, 1, to_child, from_child, pid);
+	return start_worker(exe, argv, spawn_env, board, 1, to_child, from_child, pid);
 }
 
 int spawn_fork_worker(int index, int board, int started_after_ms, int *to_child,
@@ -71,6 +110,9 @@ int spawn_fork_worker(int index, int board, int started_after_ms, int *to_child,
 		sigemptyset(&none);
 		sigprocmask(SIG_SETMASK, &none, NULL);
 		setpgid(0, 0); /* see spawn_own_group() */
+		/* environ may be half-changed by make's thread in this copy */
+		if (spawn_env)
+			environ = spawn_env;
 		/*
 		 * As the exec'd worker does in its main(): EOF on the pipe from
 		 * make is not enough, anything holding a copy of its write end

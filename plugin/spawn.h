@@ -11,6 +11,14 @@
  */
 int spawn_worker(const char *exe, char *const argv[], int board, int *to_child,
 		 int *from_child, pid_t *pid);
+/*
+ * Copy environ for every worker started from now on, on make's thread
+ * (engine_start): workers are started from the I/O thread too, which must
+ * never read the environ make's thread changes.  Until the first call
+ * workers get environ itself.  0, or -1 when out of memory (the previous
+ * copy stays).
+ */
+int spawn_snapshot_env(void);
 /* Path of the worker executable (env, next to the .so, libexec); malloc'd. */
 char *spawn_find_worker(struct buf *err);
 /*

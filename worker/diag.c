@@ -33,3 +33,15 @@ void diag_warn(const char *fmt, ...)
 	else
 		fprintf(stderr, "%s\n", msg);
 }
+
+int diag_why(char *dst, size_t size, int ret, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(dst, size, fmt, ap);
+	va_end(ap);
+	if (size > 1 && !dst[0])
+		snprintf(dst, size, "error");
+	return ret;
+}

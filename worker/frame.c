@@ -3,11 +3,11 @@
  * PROTOCOL.md is the normative wire description; proto.h the C manual.
  */
 #include "proto.h"
+#include "diag.h"
 
 #include <errno.h>
 #include <inttypes.h>
 #include <poll.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -42,19 +42,13 @@ static int frame_failed(const struct frame_decoder *d)
 	return d->err[0] != 0;
 }
 
-__attribute__((format(printf, 2, 3)))
-static int frame_fail(struct frame_decoder *d, const char *fmt, ...)
+/* The decoder dies: no frame is ready, `err` says why. */
+static int frame_unready(struct frame_decoder *d)
 {
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(d->err, sizeof d->err, fmt, ap);
-	va_end(ap);
-	if (!d->err[0])
-		snprintf(d->err, sizeof d->err, "frame error");
 	d->ready = 0;
 	return FRAME_ERROR;
 }
+#define frame_fail(d, ...) diag_why((d)->err, sizeof (d)->err, frame_unready(d), __VA_ARGS__)
 
 static int frame_check_header(struct frame_decoder *d)
 {
@@ -169,16 +163,15 @@ void frame_put(struct buf *out, int64_t id, const void *payload, size_t len)
 	buf_add(out, payload, len);
 }
 
-int frame_flush(int fd, struct buf *out)
+int frame_outq_flush(int fd, struct frame_outq *q)
 {
-	size_t done = 0;
-	ssize_t n;
 	int ret = 0;
 
-	while (done < out->len) {
-		n = write(fd, out->data + done, out->len - done);
+	while (q->off < q->buf.len) {
+		ssize_t n = write(fd, q->buf.data + q->off, q->buf.len - q->off);
+
 		if (n > 0) {
-			done += (size_t)n;
+			q->off += (size_t)n;
 			continue;
 		}
 		if (n < 0 && errno == EINTR)
@@ -190,13 +183,23 @@ int frame_flush(int fd, struct buf *out)
 		ret = -1;
 		break;
 	}
-	if (done) {
+	if (q->off == q->buf.len) {
+		buf_reset(&q->buf);
+		q->off = 0;
+	} else if (q->off > q->buf.len / 2) {
 		int saved = errno;
 
-		buf_consume(out, done);
+		buf_consume(&q->buf, q->off);
+		q->off = 0;
 		errno = saved;
 	}
 	return ret;
+}
+
+void frame_outq_release(struct frame_outq *q)
+{
+	buf_release(&q->buf);
+	q->off = 0;
 }
 
 /* Wait until fd is ready for `events`; used when a "blocking" call meets

@@ -67,11 +67,11 @@ static void pool_log(struct pool *p, const char *fmt, ...)
 
 static void pool_flush(struct pworker *w)
 {
-	if (!w->write_dead && run_outq_pending(&w->out) &&
-	    run_outq_flush(w->to_fd, &w->out) < 0)
+	if (!w->write_dead && frame_outq_pending(&w->out) &&
+	    frame_outq_flush(w->to_fd, &w->out) < 0)
 		w->write_dead = 1; /* it closed its input: exiting, EOF follows */
 	if (w->write_dead)
-		run_outq_release(&w->out);
+		frame_outq_release(&w->out);
 }
 
 static void pool_send(struct pworker *w, int64_t id, const void *payload, size_t len)
@@ -201,7 +201,7 @@ static void pool_lose(struct pool *p, struct pworker *w, int alive, const char *
 	close(w->from_fd);
 	w->to_fd = w->from_fd = -1;
 	frame_decoder_release(&w->dec);
-	run_outq_release(&w->out);
+	frame_outq_release(&w->out);
 	w->state = W_DOWN;
 	w->job = NULL;
 	w->job_pgid = 0;
@@ -570,7 +570,7 @@ size_t pool_pollfds(struct pool *p, struct pollfd *fds, size_t max, int *timeout
 			continue;
 		if (k < max)
 			fds[k++] = (struct pollfd){ w->from_fd, POLLIN, 0 };
-		if (run_outq_pending(&w->out) && !w->write_dead && k < max)
+		if (frame_outq_pending(&w->out) && !w->write_dead && k < max)
 			fds[k++] = (struct pollfd){ w->to_fd, POLLOUT, 0 };
 		if (w->state == W_HELLO && (!wake || w->hello_deadline < wake))
 			wake = w->hello_deadline;
@@ -654,7 +654,7 @@ static void pool_drain_all(struct pool *p, int64_t deadline)
 				continue;
 			of[k] = w;
 			fds[k++] = (struct pollfd){ w->from_fd, POLLIN, 0 };
-			if (run_outq_pending(&w->out) && !w->write_dead) {
+			if (frame_outq_pending(&w->out) && !w->write_dead) {
 				of[k] = w;
 				fds[k++] = (struct pollfd){ w->to_fd, POLLOUT, 0 };
 			}
@@ -707,7 +707,7 @@ void pool_destroy(struct pool *p, int64_t grace_ms)
 		pool_kill_job(p, w, SIGKILL);
 		close(w->to_fd);
 		frame_decoder_release(&w->dec);
-		run_outq_release(&w->out);
+		frame_outq_release(&w->out);
 		/* down before reap: the owner's sweep spares live workers only */
 		w->state = W_DOWN;
 		if (p->ops.reap)

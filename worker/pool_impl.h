@@ -40,7 +40,7 @@ struct pworker {
 	enum wstate state;
 	int to_fd, from_fd;
 	pid_t pid;
-	struct run_outq out;
+	struct frame_outq out;
 	struct frame_decoder dec;
 	struct pjob *job;
 	pid_t job_pgid;     /* from STARTED; 0 until then */

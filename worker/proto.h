@@ -93,11 +93,28 @@ int frame_eof(struct frame_decoder *d);
 /* Append one whole frame (header + payload) to `out`. */
 void frame_put(struct buf *out, int64_t id, const void *payload, size_t len);
 /*
- * Write as much of `out` as the (non-blocking) fd takes and consume it.
- * Returns 0 (possibly with data left: poll for POLLOUT), or -1 with errno
- * set (EPIPE when the peer is gone).
+ * The one output queue for a non-blocking descriptor (plugin, pool,
+ * supervisor): frame_put() into `buf`, frame_outq_flush() when poll says
+ * POLLOUT.  The sent prefix is dropped only once it is most of the
+ * buffer, so draining a 20 MiB result through a 64 KiB pipe stays
+ * linear.  A zeroed struct is an empty queue; the owner releases it.
  */
-int frame_flush(int fd, struct buf *out);
+struct frame_outq {
+	struct buf buf;
+	size_t off; /* bytes of buf already written */
+};
+
+static inline size_t frame_outq_pending(const struct frame_outq *q)
+{
+	return q->buf.len - q->off;
+}
+/*
+ * Write what the fd takes: 0 (maybe with data left: poll for POLLOUT), or
+ * -1 with errno (EPIPE when the peer is gone; the data stays queued).
+ */
+int frame_outq_flush(int fd, struct frame_outq *q);
+/* Drop everything queued and free the storage. */
+void frame_outq_release(struct frame_outq *q);
 /* Blocking write of one frame, for simple clients and tests. */
 int frame_write_all(int fd, int64_t id, const void *payload, size_t len);
 /*

@@ -129,25 +129,4 @@ void run_signals_close(int fd);
  */
 int run_die_with_parent(pid_t parent, int sig);
 
-/*
- * Output queue for a non-blocking descriptor, shared by the pool and the
- * supervisor.  Unlike frame_flush(), which moves the unsent rest to the
- * front of its buffer after every partial write, the sent prefix is
- * dropped only once it is most of the buffer, so draining a 20 MiB result
- * through a 64 KiB pipe stays linear.  A zeroed struct is an empty queue.
- */
-struct run_outq {
-	struct buf buf;
-	size_t off; /* bytes of buf already written */
-};
-
-static inline size_t run_outq_pending(const struct run_outq *q)
-{
-	return q->buf.len - q->off;
-}
-/* Write what the fd takes: 0 (maybe with data left), or -1 with errno. */
-int run_outq_flush(int fd, struct run_outq *q);
-/* Drop everything queued and free the storage. */
-void run_outq_release(struct run_outq *q);
-
 #endif

@@ -17,7 +17,6 @@
 #include <inttypes.h>
 #include <poll.h>
 #include <signal.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -50,16 +49,7 @@ struct serve {
 	char why[200];    /* protocol error text */
 };
 
-__attribute__((format(printf, 2, 3)))
-static int serve_fail(struct serve *s, const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(s->why, sizeof s->why, fmt, ap);
-	va_end(ap);
-	return EV_ERROR;
-}
+#define serve_fail(s, ...) diag_why((s)->why, sizeof (s)->why, EV_ERROR, __VA_ARGS__)
 
 /* One read() of at most what the current frame still needs, then feed it. */
 static int serve_read_once(struct serve *s)
@@ -231,7 +221,7 @@ static int serve_watch(void *ctx, int fd)
 		frame_next(&s->dec);
 		return mine ? RUN_CANCEL : RUN_CONTINUE;
 	}
-	serve_fail(s, "unexpected frame (job %" PRId64 ", type %d) while job %"
+	(void)serve_fail(s, "unexpected frame (job %" PRId64 ", type %d) while job %"
 		   PRId64 " runs", s->dec.id,
 		   msg_type(s->dec.payload.data, s->dec.payload.len), s->job_id);
 	return RUN_ABANDON;
@@ -266,7 +256,7 @@ static int serve_job(struct serve *s)
 	int r;
 
 	if (msg_get_job(s->dec.payload.data, s->dec.payload.len, &job, &why) < 0) {
-		serve_fail(s, "job %" PRId64 ": %s", s->dec.id, why);
+		(void)serve_fail(s, "job %" PRId64 ": %s", s->dec.id, why);
 		return 1;
 	}
 	s->job_id = s->dec.id;

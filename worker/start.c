@@ -26,8 +26,8 @@ int start_pipes(int to[2], int from[2])
 	return 0;
 }
 
-int start_worker(const char *exe, char *const argv[], int board, int own_group,
-		 int *to_child, int *from_child, pid_t *pid)
+int start_worker(const char *exe, char *const argv[], char *const envp[], int board,
+		 int own_group, int *to_child, int *from_child, pid_t *pid)
 {
 	posix_spawn_file_actions_t fa;
 	posix_spawnattr_t attr;
@@ -62,7 +62,7 @@ int start_worker(const char *exe, char *const argv[], int board, int own_group,
 	if (!rc)
 		rc = posix_spawnattr_setflags(&attr, flags);
 	if (!rc)
-		rc = posix_spawn(pid, exe, &fa, &attr, argv, environ);
+		rc = posix_spawn(pid, exe, &fa, &attr, argv, envp ? envp : environ);
 	posix_spawn_file_actions_destroy(&fa);
 	posix_spawnattr_destroy(&attr);
 	close(to[0]);

@@ -5,7 +5,8 @@
  * start_pipes: two close-on-exec pipes, to[] towards the child and
  * from[] back from it; 0 or -1 with errno (nothing left open).
  *
- * start_worker: posix_spawn `exe` with `argv` and this environment, with
+ * start_worker: posix_spawn `exe` with `argv` and `envp` (environ when
+ * NULL: a threaded caller passes a copy, see plugin/spawn.h), with
  * to[0] on its fd 0, from[1] on its fd 1, `board` (board.h) on its fd 3
  * unless it is -1, every other descriptor closed, an empty signal mask and
  * every signal at its default, and with `own_group` in a process group of
@@ -19,7 +20,7 @@
 #include <sys/types.h>
 
 int start_pipes(int to[2], int from[2]);
-int start_worker(const char *exe, char *const argv[], int board, int own_group,
-		 int *to_child, int *from_child, pid_t *pid);
+int start_worker(const char *exe, char *const argv[], char *const envp[], int board,
+		 int own_group, int *to_child, int *from_child, pid_t *pid);
 
 #endif

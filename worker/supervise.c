@@ -20,7 +20,6 @@
 #include <poll.h>
 #include <signal.h>
 #include <spawn.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -52,7 +51,7 @@ struct sup {
 	int sig_fd;
 	struct pool *pool;
 	struct frame_decoder dec;
-	struct run_outq upq; /* frames waiting for out_fd */
+	struct frame_outq upq; /* frames waiting for out_fd */
 	int hello_done;
 	int in_eof, out_dead;
 	int done, status;
@@ -69,7 +68,7 @@ static int sup_start(void *ctx, int index, int *to_worker, int *from_worker, pid
 
 	snprintf(num, sizeof num, "%d", index);
 	snprintf(after, sizeof after, "%d", s->started_after_ms);
-	return start_worker(s->exe, argv, -1, 0, to_worker, from_worker, pid);
+	return start_worker(s->exe, argv, NULL, -1, 0, to_worker, from_worker, pid);
 }
 
 static void sup_result(void *ctx, int64_t id, struct result_msg *res)
@@ -130,25 +129,22 @@ static void sup_log(void *ctx, const char *msg)
 
 /* ---- upstream ---- */
 
-__attribute__((format(printf, 2, 3)))
-static void sup_fail(struct sup *s, const char *fmt, ...)
+/* The supervisor ends with status 1; s->why says why. */
+static int sup_end(struct sup *s)
 {
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(s->why, sizeof s->why, fmt, ap);
-	va_end(ap);
 	s->done = 1;
 	s->status = 1;
+	return 0;
 }
+#define sup_fail(s, ...) (void)diag_why((s)->why, sizeof (s)->why, sup_end(s), __VA_ARGS__)
 
 static void sup_flush(struct sup *s)
 {
-	if (s->out_dead || !run_outq_pending(&s->upq))
+	if (s->out_dead || !frame_outq_pending(&s->upq))
 		return;
-	if (run_outq_flush(s->out_fd, &s->upq) < 0) {
+	if (frame_outq_flush(s->out_fd, &s->upq) < 0) {
 		s->out_dead = 1; /* the plugin is gone: nobody wants results */
-		run_outq_release(&s->upq);
+		frame_outq_release(&s->upq);
 		s->done = 1;
 	}
 }
@@ -300,7 +296,7 @@ static void sup_flush_bounded(struct sup *s)
 	int64_t deadline = proto_now_ns() / 1000000 + SUP_FLUSH_MS;
 
 	sup_flush(s);
-	while (!s->out_dead && run_outq_pending(&s->upq)) {
+	while (!s->out_dead && frame_outq_pending(&s->upq)) {
 		int64_t now = proto_now_ns() / 1000000;
 		struct pollfd pfd = { s->out_fd, POLLOUT, 0 };
 
@@ -338,7 +334,7 @@ static void sup_loop(struct sup *s)
 		np = pool_pollfds(s->pool, fds + 3, max - 3, &timeout);
 		sup_flush(s); /* pool_pollfds may have produced results */
 		/* A negative fd is skipped: no POLLERR spin while idle. */
-		fds[k++] = (struct pollfd){ run_outq_pending(&s->upq) && !s->out_dead ?
+		fds[k++] = (struct pollfd){ frame_outq_pending(&s->upq) && !s->out_dead ?
 					    s->out_fd : -1, POLLOUT, 0 };
 		if (poll(fds, k + np, timeout) < 0) {
 			if (errno == EINTR)
@@ -416,7 +412,7 @@ int supervise_main(int in_fd, int out_fd, int nworkers, const char *worker_exe,
 		sup_flush_bounded(&s);
 	pool_destroy(s.pool, SUP_GRACE_MS);
 	frame_decoder_release(&s.dec);
-	run_outq_release(&s.upq);
+	frame_outq_release(&s.upq);
 	run_signals_close(s.sig_fd);
 	return s.status;
 }

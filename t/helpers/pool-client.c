@@ -313,7 +313,8 @@ static int64_t now_ns(void)
 
 static int mode_many(long count, const char *cmd)
 {
-	struct buf q = BUF_INIT, payload = BUF_INIT;
+	struct frame_outq q = { BUF_INIT, 0 };
+	struct buf payload = BUF_INIT;
 	struct frame_decoder d;
 	unsigned char *seen = calloc((size_t)count + 1, 1), tmp[65536];
 	long results = 0, bad = 0;
@@ -324,7 +325,7 @@ static int mode_many(long count, const char *cmd)
 		die("out of memory");
 	job_payload(&payload, cmd);
 	for (long i = 1; i <= count; i++)
-		frame_put(&q, i, payload.data, payload.len);
+		frame_put(&q.buf, i, payload.data, payload.len);
 	buf_release(&payload);
 	fcntl(to_sup, F_SETFL, O_NONBLOCK);
 	fcntl(from_sup, F_SETFL, O_NONBLOCK);
@@ -334,9 +335,9 @@ static int mode_many(long count, const char *cmd)
 		ssize_t n;
 		size_t off = 0, used;
 
-		if (poll(p, q.len ? 2 : 1, -1) < 0 && errno != EINTR)
+		if (poll(p, frame_outq_pending(&q) ? 2 : 1, -1) < 0 && errno != EINTR)
 			die("poll: %s", strerror(errno));
-		if (q.len && p[1].revents && frame_flush(to_sup, &q) < 0)
+		if (frame_outq_pending(&q) && p[1].revents && frame_outq_flush(to_sup, &q) < 0)
 			die("write: %s", strerror(errno));
 		if (!p[0].revents)
 			continue;
@@ -383,7 +384,7 @@ static int mode_many(long count, const char *cmd)
 	}
 	t1 = now_ns();
 	frame_decoder_release(&d);
-	buf_release(&q);
+	frame_outq_release(&q);
 	free(seen);
 	fcntl(to_sup, F_SETFL, 0);
 	fcntl(from_sup, F_SETFL, 0);

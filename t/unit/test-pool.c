@@ -56,7 +56,7 @@ static int t_start(void *ctx, int index, int *to, int *from, pid_t *pid)
 	(void)index;
 	if (board < 0)
 		return -1;
-	return start_worker(worker_exe, argv, board, 0, to, from, pid);
+	return start_worker(worker_exe, argv, NULL, board, 0, to, from, pid);
 }
 
 static void t_result(void *ctx, int64_t id, struct result_msg *res)

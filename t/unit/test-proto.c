@@ -762,43 +762,43 @@ static void test_flush(void)
 {
 	size_t big = (size_t)1 << 20, bytes = 0, left0;
 	unsigned char *p = calloc(1, big);
-	struct buf out = BUF_INIT;
+	struct frame_outq out = { BUF_INIT, 0 };
 	struct frame_decoder d;
 	int fds[2], frames = 0, rounds = 0, r;
 	void (*old)(int) = signal(SIGPIPE, SIG_IGN);
 
 	if (pipe2(fds, O_CLOEXEC | O_NONBLOCK) < 0)
 		return;
-	frame_put(&out, 1, p, big);
-	frame_put(&out, 2, "\x03", 1);
-	r = frame_flush(fds[1], &out);
-	left0 = out.len;
+	frame_put(&out.buf, 1, p, big);
+	frame_put(&out.buf, 2, "\x03", 1);
+	r = frame_outq_flush(fds[1], &out);
+	left0 = frame_outq_pending(&out);
 	ok(r == 0 && left0 > 0 && left0 < big, "flush into a full pipe returns 0 with %zu left",
 	   left0);
-	ok(frame_flush(fds[1], &out) == 0 && out.len == left0,
+	ok(frame_outq_flush(fds[1], &out) == 0 && frame_outq_pending(&out) == left0,
 	   "flushing again while full makes no progress and no error");
 	frame_decoder_init(&d);
-	while (out.len && rounds++ < 10000) {
+	while (frame_outq_pending(&out) && rounds++ < 10000) {
 		drain(fds[0], &d, &frames, &bytes);
-		if (frame_flush(fds[1], &out) < 0)
+		if (frame_outq_flush(fds[1], &out) < 0)
 			break;
 	}
 	drain(fds[0], &d, &frames, &bytes);
-	ok(out.len == 0 && frames == 2 && bytes == big + 17 + 16 && !d.err[0],
+	ok(frame_outq_pending(&out) == 0 && frames == 2 && bytes == big + 17 + 16 && !d.err[0],
 	   "alternating read and flush drains both frames (%d rounds)", rounds);
-	ok(frame_flush(fds[1], &out) == 0, "flushing an empty buffer is a no-op");
+	ok(frame_outq_flush(fds[1], &out) == 0, "flushing an empty buffer is a no-op");
 
-	frame_put(&out, 3, "\x03", 1);
+	frame_put(&out.buf, 3, "\x03", 1);
 	close(fds[0]);
 	errno = 0;
-	ok(frame_flush(fds[1], &out) == -1 && errno == EPIPE && out.len == 17,
+	ok(frame_outq_flush(fds[1], &out) == -1 && errno == EPIPE && frame_outq_pending(&out) == 17,
 	   "flush after the reader closed: EPIPE, data kept");
 	errno = 0;
 	ok(frame_write_all(fds[1], 3, "\x03", 1) == -1 && errno == EPIPE,
 	   "frame_write_all after the reader closed: EPIPE");
 	close(fds[1]);
 	frame_decoder_release(&d);
-	buf_release(&out);
+	frame_outq_release(&out);
 	free(p);
 	signal(SIGPIPE, old);
 }
