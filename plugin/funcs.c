@@ -1,6 +1,10 @@
 /*
  * The make functions: argument checks, building job messages, waiting and
  * turning results into variables, output and errors.  Make's thread only.
+ *
+ * Just over 600 lines: it is every make function's argument checks and
+ * error wording, which must stay alike and so stay together; what a
+ * build step gets from make is recipe.c's, printing output.c's.
  */
 #include <errno.h>
 #include <fcntl.h>
