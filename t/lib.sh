@@ -34,6 +34,14 @@ cd "$TRASH" || exit 1
 # async-shell's records go to a store of the test's own, never the user's
 XDG_CACHE_HOME=$TRASH/.cache
 export XDG_CACHE_HOME
+# Temporary files of the test's own too: make 4.4 leaves its jobserver
+# fifo (TMPDIR/GMfifoPID) behind when a test SIGKILLs it, and in /tmp a
+# later make given the same pid (pid_max may be 32768) would warn
+# "jobserver mkfifo: ... File exists" and fall back to pipes.  World-
+# writable like /tmp, for the tests that run make as another user.
+mkdir -m 1777 "$TRASH/.tmpdir" || exit 1
+TMPDIR=$TRASH/.tmpdir
+export TMPDIR
 
 # Write a config the make-level tests share, so the suite can be run once
 # per start method.
