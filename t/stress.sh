@@ -21,6 +21,11 @@ set -u
 runs=$1; shift
 root=$(cd "$(dirname "$0")/.." && pwd)
 makes=${TEST_MAKES:-make}
+# a make that does not run would make every shell test fail for the
+# wrong reason, and the pool tests (t01*) pass without one
+for mk in $makes; do
+	"$mk" --version >/dev/null 2>&1 || { echo "stress.sh: $mk does not run" >&2; exit 2; }
+done
 hogs=${STRESS_HOGS:-1}
 modes=${STRESS_MODES:-plain hog}
 logs=${STRESS_LOGS:-$root/build/stress}
