@@ -3,6 +3,9 @@
  *
  * Run with --write-corpus DIR to write the fuzzer's seed corpus (each file
  * is one chunk-size byte followed by a frame stream) instead of testing.
+ *
+ * Over 600 lines: one group of cases per message and per decoder check,
+ * each small; the corpus writer must see every message, so they share a file.
  */
 #include <errno.h>
 #include <fcntl.h>
