@@ -9,6 +9,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "../worker/proto.h"
 #include "../worker/run.h"
 #include "../worker/start.h"
 #include "../worker/worker.h"
@@ -21,34 +22,16 @@ extern char **environ;
 #endif
 
 /*
- * spawn_own_group(): every pool process (supervisor, worker) leads or
- * joins a process group other than make's.  Jobs run in sessions of
- * their own (worker/launch.h), so a signal to make's group (kill -9
- * -PGID, timeout(1), a CI cancelling the build, Ctrl-C) never reaches
- * them; had it reached their workers, a SIGKILL would have orphaned
- * them for good.  Outside the group, the pool outlives make by the
- * moment it takes to see make gone (the end of its pipes, the
- * parent-death signal) and ends every job the usual way: its process
- * group, then whatever left it (the workers are child subreapers).
- */
-/*
  * The environment workers start with, copied on make's thread by
  * spawn_snapshot_env().  Workers are also started later from the I/O
  * thread (pool growth, a crashed worker's replacement, the supervisor's
- * restart), while make's thread may be changing environ (putenv of
- * MAKEFLAGS, MAKE_RESTARTS, our own re-exec record): reading it there
- * once cost make-suite's options/print-directory an EFAULT from
+ * restart), while make's thread may be changing environ with putenv()
+ * (make adds MAKE_RESTARTS before it re-executes itself): reading it
+ * there once cost make-suite's options/print-directory an EFAULT from
  * posix_spawn.  Every worker of one make so starts with the same
  * environment, the one make had when the engine started.
  */
 static char **spawn_env;
-
-static void spawn_env_free(char **v)
-{
-	for (size_t i = 0; v && v[i]; i++)
-		free(v[i]);
-	free(v);
-}
 
 int spawn_snapshot_env(void)
 {
@@ -62,14 +45,25 @@ int spawn_snapshot_env(void)
 		return -1;
 	for (size_t i = 0; i < n; i++)
 		if (!(v[i] = strdup(environ[i]))) {
-			spawn_env_free(v);
+			strv_free(v);
 			return -1;
 		}
-	spawn_env_free(spawn_env);
+	strv_free(spawn_env);
 	spawn_env = v;
 	return 0;
 }
 
+/*
+ * spawn_own_group(): every pool process (supervisor, worker) leads or
+ * joins a process group other than make's.  Jobs run in sessions of
+ * their own (worker/launch.h), so a signal to make's group (kill -9
+ * -PGID, timeout(1), a CI cancelling the build, Ctrl-C) never reaches
+ * them; had it reached their workers, a SIGKILL would have orphaned
+ * them for good.  Outside the group, the pool outlives make by the
+ * moment it takes to see make gone (the end of its pipes, the
+ * parent-death signal) and ends every job the usual way: its process
+ * group, then whatever left it (the workers are child subreapers).
+ */
 static void spawn_close4(int to[2], int from[2])
 {
 	close(to[0]);
