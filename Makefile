@@ -35,6 +35,11 @@ FLAGS_STAMP = build/FLAGS
 
 PLUGIN = asynccompile.so
 WORKER = worker/asynccompile-worker
+# The tracer (worker/tracelog.h): preloaded into every process of a traced
+# command, so never built with sanitizers, and exporting only its hooks.
+TRACER = trace/asynccompile-trace.so
+TRACER_CFLAGS = $(WARN) $(WERROR) -D_GNU_SOURCE -fPIC -fvisibility=hidden -pthread \
+	-I. $(CPPFLAGS) $(CFLAGS)
 UNIT_SRC = $(wildcard t/unit/*.c)
 UNIT = $(UNIT_SRC:.c=.t)
 
@@ -46,7 +51,7 @@ PROVE = prove
 PROVEFLAGS = --failures --comments
 SHELL_TESTS = $(sort $(wildcard t/t[0-9]*.sh))
 
-all: $(PLUGIN) $(WORKER)
+all: $(PLUGIN) $(WORKER) $(TRACER)
 
 # Rewritten (so newer than every object) only when the flags differ from
 # the last build's; read and written while make parses, so `make -q` sees
@@ -73,6 +78,10 @@ $(PLUGIN): $(PLUGIN_OBJ) $(CORE_LIB)
 $(WORKER): worker/main.o $(CORE_LIB)
 	$(CC) $(ALL_CFLAGS) -o $@ worker/main.o $(CORE_LIB) $(ALL_LDFLAGS) $(YAML_LIBS)
 
+TRACER_SRC = $(wildcard trace/*.c)
+$(TRACER): $(TRACER_SRC) $(wildcard trace/*.h) worker/tracelog.h $(FLAGS_STAMP)
+	$(CC) $(TRACER_CFLAGS) -shared -o $@ $(TRACER_SRC) $(LDFLAGS) -ldl
+
 # Unit tests link what they test from the plugin too (no test includes a .c).
 UNIT_PLUGIN_OBJ = plugin/jobserver.o
 t/unit/%.t: t/unit/%.c t/unit/tap.h $(UNIT_PLUGIN_OBJ) $(CORE_LIB)
@@ -82,6 +91,8 @@ t/helpers/%: t/helpers/%.c $(CORE_LIB)
 	$(CC) $(ALL_CFLAGS) -o $@ $< $(CORE_LIB) $(ALL_LDFLAGS) $(YAML_LIBS)
 
 TEST_HELPERS = $(patsubst %.c,%,$(wildcard t/helpers/*.c))
+# the tracer's test preloads the tracer into its probe
+t/unit/test-trace.t: $(TRACER) t/helpers/trace-probe
 
 # The plugin with its fault-injection hooks (plugin/fault.h) compiled in,
 # for the tests only: the files that use the hooks are built again with
@@ -129,7 +140,8 @@ STRESS_DEFAULT = t/unit/test-pool.t t/unit/test-board.t t/unit/test-run.t \
 	t/t0120-pool-timeout.sh t/t0130-pool-crash.sh t/t0140-pool-cleanup.sh \
 	t/t0220-jobserver-limits.sh t/t0230-jobserver-recursion.sh \
 	t/t0240-jobserver-reexec.sh t/t0500-faults.sh t/t0510-faults-injected.sh \
-	t/t0520-make-children.sh t/t0530-faults-parent-death.sh
+	t/t0520-make-children.sh t/t0530-faults-parent-death.sh \
+	t/unit/test-trace.t t/t0262-shell-sound.sh t/t0263-shell-signals.sh
 STRESS_TESTS = default
 STRESS_LIST = $(strip \
 	$(if $(filter default,$(STRESS_TESTS)),$(STRESS_DEFAULT), \
@@ -159,7 +171,7 @@ check-asan:
 
 check-valgrind: test-build
 	@set -e; for u in $(UNIT); do \
-		case $$u in *proto*|*config*|*frame*|*record*) \
+		case $$u in *proto*|*config*|*frame*|*record*|*readset*) \
 		echo "# valgrind $$u"; \
 		valgrind -q --error-exitcode=99 --leak-check=full --errors-for-leak-kinds=definite,indirect ./$$u >/dev/null;; \
 		esac; done; echo "valgrind: protocol and config unit tests clean"
@@ -177,6 +189,7 @@ install: all
 		$(DESTDIR)$(INCLUDEDIR) $(DESTDIR)$(PKGCONFIGDIR)
 	$(INSTALL) -m 755 $(PLUGIN) $(DESTDIR)$(LIBDIR)/$(PLUGIN)
 	$(INSTALL) -m 755 $(WORKER) $(DESTDIR)$(LIBEXECDIR)/asynccompile/asynccompile-worker
+	$(INSTALL) -m 755 $(TRACER) $(DESTDIR)$(LIBEXECDIR)/asynccompile/asynccompile-trace.so
 	sed -e 's|@PREFIX@|$(PREFIX)|;s|@LIBDIR@|$(LIBDIR)|;s|@INCLUDEDIR@|$(INCLUDEDIR)|' \
 		asynccompile.pc.in > $(DESTDIR)$(PKGCONFIGDIR)/asynccompile.pc
 	chmod 644 $(DESTDIR)$(PKGCONFIGDIR)/asynccompile.pc
@@ -185,6 +198,7 @@ install: all
 uninstall:
 	rm -f $(DESTDIR)$(LIBDIR)/$(PLUGIN) \
 		$(DESTDIR)$(LIBEXECDIR)/asynccompile/asynccompile-worker \
+		$(DESTDIR)$(LIBEXECDIR)/asynccompile/asynccompile-trace.so \
 		$(DESTDIR)$(PKGCONFIGDIR)/asynccompile.pc \
 		$(DESTDIR)$(INCLUDEDIR)/asynccompile.mk
 	-rmdir $(DESTDIR)$(LIBEXECDIR)/asynccompile
@@ -198,7 +212,7 @@ bench: all
 # Everything the build and the suite make; build/make-4.4.1 is the CI
 # script's, not the build's.
 clean:
-	rm -f $(PLUGIN) $(WORKER) worker/*.o plugin/*.o config/*.o \
+	rm -f $(PLUGIN) $(WORKER) $(TRACER) worker/*.o plugin/*.o config/*.o \
 		t/unit/*.t $(TEST_HELPERS) $(CORE_LIB) $(FLAGS_STAMP)
 	rm -rf build/asan build/fuzz build/faults build/valgrind build/stress
 

@@ -20,7 +20,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 static void fuzz_one(const uint8_t *p, size_t n)
 {
-	struct buf *ids, again = BUF_INIT;
+	struct record_entry *ids;
+	struct buf again = BUF_INIT;
 	size_t count;
 	const char *why;
 	struct reader r;
@@ -30,7 +31,7 @@ static void fuzz_one(const uint8_t *p, size_t n)
 		return;
 	for (size_t i = 0; i < count; i++) {
 		struct cmdid id;
-		if (cmdid_get(ids[i].data, ids[i].len, &id) < 0)
+		if (cmdid_get(ids[i].id.data, ids[i].id.len, &id) < 0)
 			abort(); /* decode promised well-formed entries */
 		cmdid_release(&id);
 	}

@@ -17,6 +17,7 @@
 #include "engine.h"
 #include "fatal.h"
 #include "spawn.h"
+#include "../worker/worker.h"
 
 #define SUB_MAX_RESTARTS 3
 /* a supervisor that never answers HELLO counts as dead */
@@ -25,6 +26,7 @@
 struct inflight {
 	int64_t id;
 	int cancelled;        /* not to be sent again to a new supervisor */
+	int64_t started_ns;   /* when its STARTED came (0: not yet) */
 	struct buf job;
 };
 
@@ -107,6 +109,42 @@ static void sub_fail_all(struct sub *s, const char *why)
 	s->nfl = 0;
 }
 
+/*
+ * A job whose timeout had run out when its supervisor died: its worker was
+ * stopping it.  Sent again, it would run again from the start (its side
+ * effects twice) only to be stopped again.  Its timeout in ms, else 0.
+ * Counted from its STARTED, which workers send once a job has run for
+ * WORKER_STARTED_AFTER_MS; a job never reported started is sent again.
+ */
+static int64_t sub_timed_out(const struct inflight *f)
+{
+	struct job_msg m;
+	const char *why;
+	int64_t timeout, ran_ms;
+
+	if (!f->started_ns || msg_get_job(f->job.data, f->job.len, &m, &why) < 0)
+		return 0;
+	timeout = m.timeout_ms;
+	job_msg_release(&m);
+	ran_ms = (proto_now_ns() - f->started_ns) / 1000000 + WORKER_STARTED_AFTER_MS;
+	return timeout > 0 && ran_ms >= timeout ? timeout : 0;
+}
+
+static void sub_report_timed_out(int64_t id, int64_t timeout)
+{
+	struct result_msg r;
+
+	memset(&r, 0, sizeof r);
+	r.status = STATUS_TIMED_OUT;
+	r.flags = RES_TIMED_OUT;
+	r.worker = -1;
+	r.attempts = 1;
+	buf_addf(&r.err, "asynccompile: timed out after %lld ms; the pool supervisor died "
+		 "while it was being stopped\n", (long long)timeout);
+	engine_on_result(id, &r);
+	result_msg_release(&r);
+}
+
 /* The supervisor is gone: start another and hand it the same jobs. */
 static void sub_died(struct sub *s, const char *why)
 {
@@ -137,11 +175,16 @@ static void sub_died(struct sub *s, const char *why)
 		return;
 	}
 	for (int i = 0; i < s->nfl; i++) {
-		if (!s->fl[i].cancelled) {
+		int64_t timeout = s->fl[i].cancelled ? 0 : sub_timed_out(&s->fl[i]);
+
+		if (!s->fl[i].cancelled && !timeout) {
 			sub_send_job(s, &s->fl[i]);
 			continue;
 		}
-		sub_report_failed(s->fl[i].id, RES_CANCELLED, 1, "cancelled");
+		if (timeout)
+			sub_report_timed_out(s->fl[i].id, timeout);
+		else
+			sub_report_failed(s->fl[i].id, RES_CANCELLED, 1, "cancelled");
 		buf_release(&s->fl[i].job);
 		s->fl[i--] = s->fl[--s->nfl];
 	}
@@ -183,6 +226,7 @@ static int sub_submit(struct backend *b, int64_t id, const void *job, size_t len
 	f = &s->fl[s->nfl++];
 	f->id = id;
 	f->cancelled = 0;
+	f->started_ns = 0;
 	memset(&f->job, 0, sizeof f->job);
 	buf_add(&f->job, job, len);
 	sub_send_job(s, f);
@@ -266,6 +310,9 @@ static int sub_frame(struct sub *s)
 		struct started_msg m;
 		if (msg_get_started(p, n, &m, &why) < 0)
 			goto bad;
+		for (int i = 0; i < s->nfl; i++)
+			if (s->fl[i].id == id && !s->fl[i].started_ns)
+				s->fl[i].started_ns = proto_now_ns();
 		engine_on_started(id, &m);
 		return 0;
 	}

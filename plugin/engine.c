@@ -409,12 +409,15 @@ void engine_on_result(int64_t id, struct result_msg *res)
 	buf_release(&j->res.out);
 	buf_release(&j->res.err);
 	buf_release(&j->res.order);
+	buf_release(&j->res.readset);
 	j->res.out = res->out;
 	j->res.err = res->err;
 	j->res.order = res->order;
+	j->res.readset = res->readset;
 	res->out = (struct buf)BUF_INIT;
 	res->err = (struct buf)BUF_INIT;
 	res->order = (struct buf)BUF_INIT;
+	res->readset = (struct buf)BUF_INIT;
 	j->res.start_ns = res->start_ns;
 	j->res.end_ns = res->end_ns;
 	j->res.utime_us = res->utime_us;

@@ -38,6 +38,7 @@ static pid_t fatal_pid;
 /* read by the I/O thread: lock-free atomics, which a handler may use */
 static int fatal_flag;
 static int fatal_wake_fd = -1;
+static pid_t fatal_child_pid;
 
 static void fatal_handler(int sig, siginfo_t *si, void *uc)
 {
@@ -55,6 +56,10 @@ static void fatal_handler(int sig, siginfo_t *si, void *uc)
 		fd = __atomic_load_n(&fatal_wake_fd, __ATOMIC_SEQ_CST);
 		if (fd >= 0)
 			(void)!write(fd, "", 1);
+		/* a $(shell) child would have had the signal from make's group */
+		pid_t child = __atomic_load_n(&fatal_child_pid, __ATOMIC_SEQ_CST);
+		if (child > 0)
+			kill(child, sig);
 	}
 	errno = saved;
 	if (k == FATAL_NSIGS)
@@ -73,6 +78,11 @@ static void fatal_handler(int sig, siginfo_t *si, void *uc)
 		fatal_old[k].sa_handler(sig);
 	}
 	errno = saved;
+}
+
+void fatal_child(pid_t pid)
+{
+	__atomic_store_n(&fatal_child_pid, pid > 0 ? pid : 0, __ATOMIC_SEQ_CST);
 }
 
 void fatal_init(void)

@@ -115,7 +115,7 @@ static void funcs_config_find(const char *fn)
 		cfg_at_load = 0;
 		v = funcs_var("ASYNC_COMPILE_CONFIG");
 		if (*v && strcmp(v, cfg.source)) {
-			if (engine_started() && !engine_submitted())
+			if (engine_started() && (!engine_submitted() || shell_drop_speculation()))
 				engine_shutdown();
 			funcs_load_config(fn, v);
 		}
@@ -134,8 +134,16 @@ char *funcs_config(const char *nm, unsigned int argc, char **argv)
 		path++;
 	if (!*path)
 		funcs_fail(nm, "needs a file name");
-	if (engine_started() && !engine_submitted()) {
-		/* only the warm pool started at load time: start it again later */
+	path[strcspn(path, " \t")] = 0;
+	if (cfg_loaded && !strcmp(path, cfg.source))
+		return NULL; /* in force already (speculation started with it) */
+	if (engine_started() && (!engine_submitted() || shell_drop_speculation())) {
+		/*
+		 * only the warm pool started at load time, perhaps running what
+		 * speculation started with the configuration found then (its
+		 * answers would not be taken: another env is another answer):
+		 * start it again later
+		 */
 		engine_shutdown();
 	}
 	if (engine_started()) {
@@ -144,7 +152,6 @@ char *funcs_config(const char *nm, unsigned int argc, char **argv)
 			 "call async-config before the first job", cfg.source);
 		funcs_fail(nm, (char *)b.data);
 	}
-	path[strcspn(path, " \t")] = 0;
 	cfg_at_load = 0;
 	funcs_load_config(nm, path);
 	return NULL;
@@ -422,8 +429,14 @@ static char *funcs_queue(const char *fn, enum job_kind kind, unsigned int argc, 
 		if (recursive)
 			j->dry = 0;
 	} else {
-		funcs_put_job(&j->payload, shell, flags, funcs_cwd(), (char *)cmd.data,
+		struct job_msg m;
+
+		funcs_job_msg(&m, shell, flags, funcs_cwd(), (char *)cmd.data,
 			      argc > 2 ? argv[2] : NULL);
+		/* a probe whose answer may be kept runs traced (shell.h) */
+		if (kind == JOB_TRY && cfg.cache)
+			m.tracer = (char *)shell_tracer();
+		msg_put_job(&j->payload, &m);
 	}
 	/* build steps are ccache's business; probes' answers may be kept */
 	if (kind == JOB_TRY)

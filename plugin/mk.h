@@ -26,6 +26,12 @@ void mk_check_aliases(void);
 int mk_run_silent(void);
 /* Tell make a command ran for the target being updated (no "up to date"). */
 void mk_count_command(void);
+/*
+ * The environment make's $(shell) would give a command started now: a
+ * NULL-terminated array of malloc'd "K=V" strings, the caller's (free it
+ * with strv_free).
+ */
+char **mk_shell_environ(void);
 /* Write to fd 1 or 2 after flushing make's stdio. */
 void mk_print(int fd, const void *p, size_t n);
 

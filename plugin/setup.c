@@ -177,6 +177,42 @@ int mk_run_silent(void)
 	return silent && *silent;
 }
 
+/*
+ * The environment make's own $(shell) would give a command now.  make
+ * 4.3's func_shell passes its environ as it is; 4.4 builds one with
+ * target_environment(NULL, 0): the makefile's exported variables, this
+ * make's MAKELEVEL + 1 and MAKEFLAGS (its expansion may run functions,
+ * which is why it is called once per async-shell call, as $(shell) calls
+ * it once).  Both are symbols make exports for loaded objects; 4.4's
+ * two-argument form is told apart by env_recursion, its loop guard, which
+ * 4.3 lacks (4.3's one-argument form must never be called: it is not what
+ * its $(shell) uses and it can recurse without end).
+ */
+char **mk_shell_environ(void)
+{
+	typedef char **te44(void *file, int recursive);
+	extern char **environ;
+	static te44 *te;
+	static int looked;
+	size_t n = 0;
+	char **v;
+
+	if (!looked++ && dlsym(RTLD_DEFAULT, "env_recursion"))
+		te = (te44 *)dlsym(RTLD_DEFAULT, "target_environment");
+	if (te)
+		return te(NULL, 0); /* malloc'd strings in a malloc'd array: ours */
+	while (environ && environ[n])
+		n++;
+	v = malloc((n + 1) * sizeof *v);
+	if (!v)
+		abort();
+	for (size_t i = 0; i < n; i++)
+		if (!(v[i] = strdup(environ[i])))
+			abort();
+	v[n] = NULL;
+	return v;
+}
+
 #ifdef GMK_ABI_VERSION
 __attribute__((visibility("default")))
 int asynccompile_gmk_setup(unsigned int abi, const gmk_floc *floc);

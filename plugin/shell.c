@@ -1,15 +1,21 @@
 /*
  * $(async-shell COMMAND): a $(shell) whose commands run ahead of need.
  *
- * Three layers, each unable to change an answer:
+ * Every command runs traced (worker/readset.h): what it read, listed,
+ * looked up in vain, ran and wrote.  An answer stands for a later call
+ * only if its run was pure, the call's environment digest is the run's,
+ * and every path of its read set still has the identity the run saw
+ * (readset_check(), on every reuse).  Three layers, each bound by that:
  *  - memo: the same command identity (record.h: shell, flags, directory,
- *    text) twice in one make process runs once;
+ *    text) asked again in one make process;
  *  - speculation: the commands one run asked for while it read its
- *    makefiles are recorded in the per-user store (store.h) under a key
- *    naming the makefiles, goals and command-line variables; the next run
- *    with that key queues them all at load, within -jN, and a call whose
- *    identity equals a speculated job's takes that job's answer;
- *  - everything else runs when asked, through the same pool.
+ *    makefiles are recorded, with their read sets, in the per-user store
+ *    (store.h) under a key naming the makefiles, goals and command-line
+ *    variables; the next run with that key queues, at load and within
+ *    -jN, those whose recorded run was pure and whose read set still
+ *    holds, and a call whose identity equals a speculated job's takes
+ *    that job's answer if the job's own read set holds at that moment;
+ *  - everything else runs when asked, in make's process.
  * Speculated jobs nobody asked for are cancelled once the makefiles have
  * been read: make expands $(GNUMAKEFLAGS) right after reading them (both
  * 4.3 and 4.4.1, main.c), so at load that variable gets a call to an
@@ -22,6 +28,8 @@
 #include <unistd.h>
 
 #include "../worker/cache.h"
+#include "../worker/launch.h"
+#include "../worker/readset.h"
 #include "../worker/record.h"
 #include "../worker/run.h"
 #include "../worker/store.h"
@@ -29,7 +37,9 @@
 #include "mk.h"
 #include "output.h"
 #include "shell.h"
+#include "spawn.h"
 #include "engine.h"
+#include "fatal.h"
 #include "job.h"
 
 #define MEMO_SIZE 1024
@@ -39,6 +49,8 @@ struct memo {
 	uint64_t h;
 	int status;
 	char *value;            /* the folded result */
+	struct buf rs;          /* its read set: checked on every hit */
+	size_t seen;            /* 1 + its index in S.seen, or 0 */
 	struct memo *next;
 };
 
@@ -59,14 +71,17 @@ static struct {
 	int cache_written;      /* this run added entries: evict at exit */
 	char *key;
 	char file[32];
-	struct buf *prev;       /* the record read at load */
+	struct record_entry *prev; /* the record read at load */
 	size_t nprev;
 	struct spec *spec;
 	size_t nspec;
-	struct buf *seen;       /* identities asked for while makefiles were read */
+	struct record_entry *seen; /* commands asked for while makefiles were read */
 	size_t nseen, capseen;
 	struct memo *memo[MEMO_SIZE];
+	char *tracer;           /* the preload, or NULL: nothing is reused */
+	int tracer_tried;
 	unsigned long speculated, hits, misses, unused, memo_hits;
+	unsigned long unproven, rejected, stale;
 	unsigned long cache_hits, cache_misses;
 	unsigned long names;
 } S = { .store = -1, .cache = -1 };
@@ -97,9 +112,94 @@ static void shell_identity(const char *command, struct buf *id, uint64_t *h)
 	free(sh);
 }
 
-static struct job *shell_new_job(enum job_kind kind, const struct cmdid *c)
+/*
+ * The digest of the environment a pool job started now would get (make's
+ * environ as the pool copied it, and the config env): async-try's.
+ */
+static uint64_t shell_env_digest(const struct config *c)
+{
+	char **envp = launch_environ(c->env, 0);
+	uint64_t d;
+
+	if (!envp)
+		abort();
+	d = launch_env_digest(envp);
+	free(envp);
+	return d;
+}
+
+/*
+ * The environment of an async-shell command asked for now: what make's
+ * $(shell) would give it (mk_shell_environ(): make 4.4 adds the
+ * makefile's exports, MAKELEVEL and MAKEFLAGS), then the config env on
+ * top.  Malloc'd strings; strv_free it.
+ */
+static char **shell_call_env(const struct config *c)
+{
+	char **v = mk_shell_environ();
+	size_t n = 0, m = 0;
+
+	while (v[n])
+		n++;
+	while (c->env && c->env[m])
+		m++;
+	v = realloc(v, (n + m + 1) * sizeof *v);
+	if (!v)
+		abort();
+	for (size_t k = 0; k < m; k++) {
+		const char *e = c->env[k];
+		size_t len = strcspn(e, "="), i;
+
+		for (i = 0; i < n; i++)
+			if (!strncmp(v[i], e, len) && v[i][len] == '=')
+				break;
+		if (!e[len]) { /* "K": unset K */
+			if (i < n) {
+				free(v[i]);
+				memmove(v + i, v + i + 1, (n-- - i) * sizeof *v);
+			}
+			continue;
+		}
+		if (i < n)
+			free(v[i]);
+		else
+			n++;
+		if (!(v[i] = strdup(e)))
+			abort();
+	}
+	v[n] = NULL;
+	return v;
+}
+
+const char *shell_tracer(void)
+{
+	struct buf why = BUF_INIT;
+
+	if (!S.tracer_tried++) {
+		S.tracer = spawn_find_tracer(&why);
+		if (!S.tracer)
+			shell_debug("answers are not reused", &why);
+	}
+	buf_release(&why);
+	return S.tracer;
+}
+
+/* May an answer with read set rs stand for a call now? */
+static int shell_holds(const struct buf *rs, uint64_t env, const char *what)
+{
+	struct buf why = BUF_INIT;
+	int ok = rs->len && readset_check(rs->data, rs->len, env, &why) == RS_PURE;
+
+	if (!ok)
+		shell_debug(what, &why);
+	buf_release(&why);
+	return ok;
+}
+
+static struct job *shell_new_job(enum job_kind kind, const struct cmdid *c, char **env)
 {
 	struct job *j = calloc(1, sizeof *j);
+	struct job_msg m;
 	char name[48];
 
 	snprintf(name, sizeof name, "async-shell:%lu", ++S.names);
@@ -107,7 +207,11 @@ static struct job *shell_new_job(enum job_kind kind, const struct cmdid *c)
 		abort();
 	j->kind = kind;
 	j->worker = -1;
-	funcs_put_job(&j->payload, c->shell, c->flags, c->cwd, c->command, NULL);
+	funcs_job_msg(&m, c->shell, c->flags, c->cwd, c->command, NULL);
+	m.tracer = (char *)shell_tracer();
+	m.env = env;
+	m.env_full = 1;
+	msg_put_job(&j->payload, &m);
 	return j;
 }
 
@@ -164,28 +268,39 @@ static int shell_cache(const struct config *c)
 
 /* Key j, and answer it from the cache if it can be: 1 on a hit. */
 static int shell_cache_fill(const struct config *c, struct job *j, const char *shell,
-			    char **flags, const char *command, const char *input, char **launcher)
+			    char **flags, const char *command, const char *input, char **launcher,
+			    uint64_t env)
 {
 	struct cache_answer a;
 	int dir = shell_cache(c);
 
 	if (dir < 0)
 		return 0;
+	struct buf why = BUF_INIT;
+	int hit;
+
 	cache_key(&j->cache_key, shell, flags, funcs_cwd(), command, input, c->env, launcher,
 		  c->cache_content);
-	if (!cache_get(dir, &j->cache_key, c->cache_max_age_ms, &a))
+	hit = cache_get(dir, &j->cache_key, c->cache_max_age_ms, env, &a, &why);
+	if (!hit) {
+		if (why.len)
+			shell_debug("cached answer not used", &why);
+		buf_release(&why);
 		return 0;
+	}
+	buf_release(&why);
 	j->cached = 1;
 	j->res.status = a.status;
 	j->res.out = a.out;
 	j->res.err = a.err;
+	j->res.readset = a.readset;
 	return 1;
 }
 
 void shell_cache_lookup(const struct config *c, struct job *j, const char *shell, char **flags,
 			const char *command, const char *input, char **launcher)
 {
-	if (shell_cache_fill(c, j, shell, flags, command, input, launcher))
+	if (shell_cache_fill(c, j, shell, flags, command, input, launcher, shell_env_digest(c)))
 		S.cache_hits++;
 	else if (j->cache_key.len)
 		S.cache_misses++;
@@ -196,13 +311,42 @@ void shell_cache_keep(const struct job *j)
 	struct buf why = BUF_INIT;
 
 	if (!j->cache_key.len || j->cached || S.cache < 0 ||
-	    !cache_cacheable(j->res.status, j->res.flags))
+	    !cache_cacheable(j->res.status, j->res.flags) ||
+	    readset_verdict(j->res.readset.data, j->res.readset.len) != RS_PURE)
 		return;
-	if (cache_put(S.cache, &j->cache_key, j->res.status, &j->res.out, &j->res.err, &why) < 0)
+	if (cache_put(S.cache, &j->cache_key, j->res.status, &j->res.out, &j->res.err,
+		      &j->res.readset, &why) < 0)
 		shell_debug("cannot keep an answer", &why);
 	else
 		S.cache_written = 1;
 	buf_release(&why);
+}
+
+/*
+ * The jobserver MAKEFLAGS and MFLAGS name changes from run to run (make
+ * 4.4's fifo is named after the top make's pid): in the environment the
+ * last run's call had, name this run's, taken from the MAKEFLAGS this make
+ * got.  Only a guess of the call's environment, checked at the call like
+ * any other (its digest must be the call's).
+ */
+static void shell_env_refresh(char **envp)
+{
+	static const char opt[] = "--jobserver-auth=";
+	const char *now = getenv("MAKEFLAGS"), *cur = now ? strstr(now, opt) : NULL;
+
+	for (; cur && *envp; envp++) {
+		char *old;
+		struct buf b = BUF_INIT;
+
+		if ((strncmp(*envp, "MAKEFLAGS=", 10) && strncmp(*envp, "MFLAGS=", 7)) ||
+		    !(old = strstr(*envp, opt)))
+			continue;
+		buf_add(&b, *envp, (size_t)(old - *envp));
+		buf_add(&b, cur, strcspn(cur, " "));
+		buf_addstr(&b, old + strcspn(old, " "));
+		free(*envp);
+		*envp = buf_detach(&b, NULL);
+	}
 }
 
 /* Read the record for this run and queue what it lists. */
@@ -213,6 +357,7 @@ static void shell_speculate(void)
 	const char *bad;
 	const char *off = getenv("ASYNC_COMPILE_SPECULATE");
 	const struct config *c = funcs_config_at_load();
+	uint64_t env;
 
 	if (!c || !c->speculate || (off && !strcmp(off, "0")) || shell_store(c) < 0)
 		return;
@@ -228,22 +373,36 @@ static void shell_speculate(void)
 		shell_debug("record ignored", &why);
 		goto out;
 	}
-	if (!S.nprev || !funcs_prepare(NULL, &sit))
+	if (!S.nprev || !shell_tracer() || !funcs_prepare(NULL, &sit))
 		goto out;
 	S.spec = calloc(S.nprev, sizeof *S.spec);
 	if (!S.spec)
 		abort();
 	for (size_t i = 0; i < S.nprev; i++) {
+		struct record_entry *e = &S.prev[i];
 		struct cmdid id;
-		struct spec *s = &S.spec[S.nspec++];
+		struct spec *s;
+		/* the environment its last call had: the next call's, most likely */
+		char **envp = record_env_get(e->env.data, e->env.len);
 
-		if (cmdid_get(S.prev[i].data, S.prev[i].len, &id) < 0)
+		if (!envp)
 			abort(); /* record_decode checked every entry */
-		buf_add(&s->id, S.prev[i].data, S.prev[i].len);
+		/* only what its last run proved pure, and still would be */
+		if (!shell_holds(&e->rs, launch_env_digest(envp), "not run ahead of need")) {
+			S.unproven++;
+			strv_free(envp);
+			continue;
+		}
+		shell_env_refresh(envp);
+		env = launch_env_digest(envp);
+		s = &S.spec[S.nspec++];
+		if (cmdid_get(e->id.data, e->id.len, &id) < 0)
+			abort();
+		buf_add(&s->id, e->id.data, e->id.len);
 		s->h = store_hash(s->id.data, s->id.len, STORE_HASH_INIT);
-		s->job = shell_new_job(JOB_SPEC, &id);
+		s->job = shell_new_job(JOB_SPEC, &id, envp);
 		/* an answer the cache holds needs no job */
-		if (shell_cache_fill(c, s->job, id.shell, id.flags, id.command, NULL, NULL)) {
+		if (shell_cache_fill(c, s->job, id.shell, id.flags, id.command, NULL, NULL, env)) {
 			job_free(s->job);
 			s->job = NULL;
 		} else {
@@ -251,10 +410,25 @@ static void shell_speculate(void)
 			S.speculated++;
 		}
 		cmdid_release(&id);
+		strv_free(envp);
 	}
 out:
 	buf_release(&data);
 	buf_release(&why);
+}
+
+int shell_drop_speculation(void)
+{
+	if (!S.speculated || engine_submitted() != S.speculated)
+		return 0;
+	for (size_t i = 0; i < S.nspec; i++) {
+		if (S.spec[i].job) {
+			engine_cancel(S.spec[i].job);
+			S.spec[i].job = NULL;
+			S.unused++;
+		}
+	}
+	return 1;
 }
 
 void shell_load(void)
@@ -298,9 +472,14 @@ static int shell_same_record(void)
 {
 	if (S.nseen != S.nprev)
 		return 0;
-	for (size_t i = 0; i < S.nseen; i++)
-		if (S.seen[i].len != S.prev[i].len || memcmp(S.seen[i].data, S.prev[i].data, S.seen[i].len))
+	for (size_t i = 0; i < S.nseen; i++) {
+		const struct record_entry *a = &S.seen[i], *b = &S.prev[i];
+
+		if (a->id.len != b->id.len || memcmp(a->id.data, b->id.data, a->id.len) ||
+		    a->rs.len != b->rs.len || memcmp(a->rs.data, b->rs.data, a->rs.len) ||
+		    a->env.len != b->env.len || memcmp(a->env.data, b->env.data, a->env.len))
 			return 0;
+	}
 	return 1;
 }
 
@@ -362,7 +541,22 @@ static int shell_make_43(void)
 	return old;
 }
 
-static const struct run_hooks shell_no_hooks = { .watch_fd = { -1, -1, -1, -1 } };
+static void shell_direct_pid(void *ctx, pid_t pid)
+{
+	(void)ctx;
+	fatal_child(pid);
+}
+
+/*
+ * A command run in make's process runs as $(shell) runs one: in make's
+ * process group, so that Ctrl-C or a signal to the group ends it, and
+ * known to make's fatal-signal handler for a signal to make alone.
+ */
+static const struct run_hooks shell_direct_hooks = {
+	.watch_fd = { -1, -1, -1, -1 },
+	.job_pid = shell_direct_pid,
+	.callers_group = 1,
+};
 
 static struct job *shell_take_spec(const struct buf *id, uint64_t h)
 {
@@ -379,69 +573,143 @@ static struct job *shell_take_spec(const struct buf *id, uint64_t h)
 	return NULL;
 }
 
+/* The command now, in make's process, as $(shell) runs it, but traced. */
+static struct job *shell_run_now(const struct config *cfg, const struct buf *id, char **envp,
+				  uint64_t env)
+{
+	struct cmdid c;
+	struct job *j = calloc(1, sizeof *j);
+
+	if (!j || cmdid_get(id->data, id->len, &c) < 0)
+		abort();
+	j->kind = JOB_SHELL;
+	if (shell_cache_fill(cfg, j, c.shell, c.flags, c.command, NULL, NULL, env))
+		S.cache_hits++;
+	else if (j->cache_key.len)
+		S.cache_misses++;
+	if (!j->cached) {
+		/*
+		 * The pool would only add its hops to make's wait.  The
+		 * runner is the workers' own, so the command gets what a
+		 * pool job gets (launch.h, run.h).
+		 */
+		struct job_msg msg;
+
+		funcs_job_msg(&msg, c.shell, c.flags, c.cwd, c.command, NULL);
+		msg.tracer = (char *)shell_tracer();
+		msg.env = envp;
+		msg.env_full = 1;
+		run_job(&msg, &shell_direct_hooks, &j->res);
+		shell_cache_keep(j);
+		S.misses++;
+		j->cached = 1; /* done: nothing to wait for */
+	}
+	cmdid_release(&c);
+	return j;
+}
+
+/* A speculated job's answer, if it still is the answer now (else NULL). */
+static struct job *shell_spec_answer(struct job *j, uint64_t env)
+{
+	if (!j->cached) {
+		struct job **jobs = &j;
+		size_t one = 1;
+
+		engine_promote(j);
+		engine_wait(&jobs, &one, 0);
+		shell_cache_keep(j);
+	}
+	if (shell_holds(&j->res.readset, env, "speculated answer not used")) {
+		S.hits++;
+		if (j->cache_key.len && !j->cached)
+			S.cache_misses++; /* looked up when it was speculated */
+		return j;
+	}
+	S.rejected++;
+	job_free(j);
+	return NULL;
+}
+
+/*
+ * Remember what this make asked for while reading makefiles, with what
+ * its answer depended on: an impure or opaque run is kept too, so that
+ * the next run knows not to start it ahead of need.
+ */
+static void shell_note_seen(struct memo *m, const struct buf *rs, char **envp)
+{
+	struct record_entry *e;
+
+	if (S.done)
+		return;
+	if (!m->seen) {
+		if (S.nseen == S.capseen) {
+			S.capseen = S.capseen ? 2 * S.capseen : 64;
+			S.seen = realloc(S.seen, S.capseen * sizeof *S.seen);
+			if (!S.seen)
+				abort();
+		}
+		e = &S.seen[S.nseen++];
+		memset(e, 0, sizeof *e);
+		buf_add(&e->id, m->id.data, m->id.len);
+		m->seen = S.nseen;
+	}
+	e = &S.seen[m->seen - 1];
+	buf_reset(&e->env);
+	put_strv(&e->env, envp);
+	buf_reset(&e->rs);
+	if (rs->len)
+		buf_add(&e->rs, rs->data, rs->len);
+	else
+		readset_opaque(&e->rs, "not traced");
+}
+
 char *shell_func(const char *nm, unsigned int argc, char **argv)
 {
 	struct situation sit;
 	struct buf id = BUF_INIT;
 	struct memo *m;
 	struct job *j;
-	size_t one = 1;
-	uint64_t h;
-	char *r;
+	uint64_t h, env;
+	char **envp;
 
 	const struct config *cfg = funcs_prepare(nm, &sit);
 
 	shell_identity(argc ? argv[0] : "", &id, &h);
-	if ((m = shell_memo_find(&id, h))) {
+	/* once per call, as $(shell) builds it once: it can run functions */
+	envp = shell_call_env(cfg);
+	env = launch_env_digest(envp);
+	m = shell_memo_find(&id, h);
+	if (m && shell_holds(&m->rs, env, "memo not used")) {
 		S.memo_hits++;
 		buf_release(&id);
+		strv_free(envp);
 		shell_set_status(m->status);
 		return mk_result(m->value);
 	}
-	if ((j = shell_take_spec(&id, h))) {
-		S.hits++;
-		if (j->cache_key.len)
-			S.cache_misses++; /* looked up when it was speculated */
+	if (m)
+		S.stale++;
+	j = shell_take_spec(&id, h);
+	if (j)
+		j = shell_spec_answer(j, env);
+	if (!j)
+		j = shell_run_now(cfg, &id, envp, env);
+	if (!m) {
+		m = calloc(1, sizeof *m);
+		if (!m)
+			abort();
+		m->id = id;
+		m->h = h;
+		m->next = S.memo[h % MEMO_SIZE];
+		S.memo[h % MEMO_SIZE] = m;
 	} else {
-		struct cmdid c;
-
-		if (cmdid_get(id.data, id.len, &c) < 0)
-			abort();
-		j = calloc(1, sizeof *j);
-		if (!j)
-			abort();
-		j->kind = JOB_SHELL;
-		shell_cache_lookup(cfg, j, c.shell, c.flags, c.command, NULL, NULL);
-		if (!j->cached) {
-			/*
-			 * Not speculated: run it now, here, as $(shell) does;
-			 * the pool would only add its hops to make's wait.
-			 * The runner is the workers' own, so the command gets
-			 * what a pool job gets (launch.h, run.h).
-			 */
-			struct job_msg msg;
-
-			funcs_job_msg(&msg, c.shell, c.flags, c.cwd, c.command, NULL);
-			run_job(&msg, &shell_no_hooks, &j->res);
-			shell_cache_keep(j);
-			S.misses++;
-			j->cached = 1; /* done: nothing to wait for */
-		}
-		cmdid_release(&c);
+		buf_release(&id);
+		free(m->value);
 	}
-	if (!j->cached) {
-		struct job **jobs = &j;
-
-		engine_promote(j);
-		engine_wait(&jobs, &one, 0);
-		shell_cache_keep(j);
-	}
-	m = calloc(1, sizeof *m);
-	if (!m)
-		abort();
-	m->id = id;
-	m->h = h;
 	m->status = j->res.status;
+	/* an answer that cannot vouch for itself is used once, never again */
+	buf_reset(&m->rs);
+	if (readset_verdict(j->res.readset.data, j->res.readset.len) == RS_PURE)
+		buf_add(&m->rs, j->res.readset.data, j->res.readset.len);
 	/*
 	 * make 4.3's $(shell) takes 127 from a shell that exited normally for
 	 * a failed exec: what the command printed goes to stderr and the
@@ -458,27 +726,17 @@ char *shell_func(const char *nm, unsigned int argc, char **argv)
 	}
 	if (j->res.err.len)
 		mk_print(2, j->res.err.data, j->res.err.len);
+	shell_note_seen(m, &j->res.readset, envp);
+	strv_free(envp);
 	job_free(j);
-	m->next = S.memo[h % MEMO_SIZE];
-	S.memo[h % MEMO_SIZE] = m;
-	if (!S.done) {
-		if (S.nseen == S.capseen) {
-			S.capseen = S.capseen ? 2 * S.capseen : 64;
-			S.seen = realloc(S.seen, S.capseen * sizeof *S.seen);
-			if (!S.seen)
-				abort();
-		}
-		S.seen[S.nseen] = (struct buf)BUF_INIT;
-		buf_add(&S.seen[S.nseen++], m->id.data, m->id.len);
-	}
 	shell_set_status(m->status);
-	r = mk_result(m->value);
-	return r;
+	return mk_result(m->value);
 }
 
 void shell_stats(struct buf *b)
 {
 	buf_addf(b, " speculated=%lu spec_hits=%lu spec_misses=%lu spec_unused=%lu memo_hits=%lu"
-		 " cache_hits=%lu cache_misses=%lu",
-		 S.speculated, S.hits, S.misses, S.unused, S.memo_hits, S.cache_hits, S.cache_misses);
+		 " cache_hits=%lu cache_misses=%lu spec_unproven=%lu spec_rejected=%lu memo_stale=%lu",
+		 S.speculated, S.hits, S.misses, S.unused, S.memo_hits, S.cache_hits, S.cache_misses,
+		 S.unproven, S.rejected, S.stale);
 }

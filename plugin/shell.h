@@ -31,6 +31,18 @@ void shell_makefiles_read(void);
 void shell_cache_lookup(const struct config *c, struct job *j, const char *shell, char **flags,
 			const char *command, const char *input, char **launcher);
 void shell_cache_keep(const struct job *j);
+/*
+ * The tracer to preload into a command whose answer may be reused
+ * (worker/readset.h), found once; NULL when there is none, and then no
+ * answer is ever reused.
+ */
+const char *shell_tracer(void);
+/*
+ * The pool runs only what speculation started (no make function has
+ * queued a job yet): cancel it and return 1, so that the configuration
+ * may still change (the pool is then restarted with it); else 0.
+ */
+int shell_drop_speculation(void);
 /* atexit: end speculation, keep the cache within its bounds. */
 void shell_exit(void);
 /* Append the async-shell counters to $(async-stats). */

@@ -139,38 +139,62 @@ static int spawn_executable(const char *p)
 	return stat(p, &st) == 0 && S_ISREG(st.st_mode) && access(p, X_OK) == 0;
 }
 
-char *spawn_find_worker(struct buf *err)
+/*
+ * One of the plugin's helper files: $ENVVAR if set, else the build tree
+ * next to the plugin (build_rel), an install tree relocated as a whole
+ * (../libexec/asynccompile/NAME), then the configured LIBEXECDIR.
+ */
+static char *spawn_find_file(const char *envvar, const char *build_rel, const char *name,
+			     const char *what, struct buf *err)
 {
-	const char *env = getenv("ASYNC_COMPILE_WORKER");
+	const char *env = getenv(envvar);
 	Dl_info info;
 	struct buf b = BUF_INIT;
 
 	if (env && *env) {
 		if (spawn_executable(env))
 			return strdup(env);
-		buf_addf(err, "ASYNC_COMPILE_WORKER=%s is not an executable file", env);
+		buf_addf(err, "%s=%s is not an executable file", envvar, env);
 		return NULL;
 	}
-	if (dladdr((void *)spawn_find_worker, &info) && info.dli_fname) {
+	if (dladdr((void *)spawn_find_file, &info) && info.dli_fname) {
 		const char *slash = strrchr(info.dli_fname, '/');
 		if (slash)
 			buf_add(&b, info.dli_fname, (size_t)(slash - info.dli_fname));
 		else
 			buf_addstr(&b, ".");
 		size_t dir = b.len;
-		/* the build tree, then an install tree relocated as a whole */
-		buf_addstr(&b, "/worker/asynccompile-worker");
+		buf_addf(&b, "/%s", build_rel);
 		if (spawn_executable((char *)b.data))
 			return buf_detach(&b, NULL);
 		b.len = dir;
-		buf_addstr(&b, "/../libexec/asynccompile/asynccompile-worker");
+		buf_addf(&b, "/../libexec/asynccompile/%s", name);
 		if (spawn_executable((char *)b.data))
 			return buf_detach(&b, NULL);
 		buf_release(&b);
 	}
-	if (spawn_executable(ASYNC_LIBEXECDIR "/asynccompile-worker"))
-		return strdup(ASYNC_LIBEXECDIR "/asynccompile-worker");
-	buf_addf(err, "cannot find the worker executable (looked next to the plugin and in %s; "
-		 "set ASYNC_COMPILE_WORKER)", ASYNC_LIBEXECDIR);
+	buf_addf(&b, "%s/%s", ASYNC_LIBEXECDIR, name);
+	if (spawn_executable((char *)b.data))
+		return buf_detach(&b, NULL);
+	buf_release(&b);
+	buf_addf(err, "cannot find the %s (looked next to the plugin and in %s; set %s)", what,
+		 ASYNC_LIBEXECDIR, envvar);
 	return NULL;
+}
+
+char *spawn_find_worker(struct buf *err)
+{
+	return spawn_find_file("ASYNC_COMPILE_WORKER", "worker/asynccompile-worker",
+			       "asynccompile-worker", "worker executable", err);
+}
+
+char *spawn_find_tracer(struct buf *err)
+{
+	char *p = spawn_find_file("ASYNC_COMPILE_TRACER", "trace/asynccompile-trace.so",
+				  "asynccompile-trace.so", "tracer", err);
+	char *abs = p ? realpath(p, NULL) : NULL;
+
+	/* LD_PRELOAD wants an absolute path */
+	free(p);
+	return abs;
 }

@@ -22,6 +22,12 @@ int spawn_snapshot_env(void);
 /* Path of the worker executable (env, next to the .so, libexec); malloc'd. */
 char *spawn_find_worker(struct buf *err);
 /*
+ * Absolute path of the tracer (worker/tracelog.h), found the same way
+ * (ASYNC_COMPILE_TRACER, trace/ next to the .so, libexec); malloc'd, or
+ * NULL with the reason in err.
+ */
+char *spawn_find_tracer(struct buf *err);
+/*
  * Fork a worker from this process image, running worker_main() with
  * started_after_ms; the board as above.
  */

@@ -9,6 +9,7 @@
 #   TEST_START_METHOD     subprocess | spawn | fork (written to the test config)
 #   TEST_PRELOAD          LD_PRELOAD for the make process (ASan runs)
 #   TEST_HELPERDIR        where compiled test helpers live (default t/helpers)
+#   ASYNC_COMPILE_TRACER  the tracer (default: trace/asynccompile-trace.so)
 
 set -u
 TEST_CWD=$PWD
@@ -20,15 +21,26 @@ ASYNC_PLUGIN=${ASYNC_PLUGIN:-$TEST_ROOT/asynccompile.so}
 TEST_HELPERDIR=${TEST_HELPERDIR:-$TEST_ROOT/t/helpers}
 export ASYNC_PLUGIN TEST_HELPERDIR
 [ -n "${ASYNC_COMPILE_WORKER:-}" ] && export ASYNC_COMPILE_WORKER
+# the tracer is never built with sanitizers: the plain one serves every run
+ASYNC_COMPILE_TRACER=${ASYNC_COMPILE_TRACER:-$TEST_ROOT/trace/asynccompile-trace.so}
+export ASYNC_COMPILE_TRACER
 unset MAKEFLAGS MFLAGS MAKELEVEL MAKEOVERRIDES ASYNC_COMPILE_CONFIG
 unset ASYNC_COMPILE_SPECULATE ASYNC_COMPILE_DEBUG
 
 test_count=0
 test_failed=0
-TRASH=$(mktemp -d "${TMPDIR:-/tmp}/asynccompile-t.XXXXXX")
+tl_tmpdir=${TMPDIR:-/tmp}
+TRASH=$(mktemp -d "$tl_tmpdir/asynccompile-t.XXXXXX")
+STAGE=
 trap 'test_cleanup' EXIT
 test_cleanup() {
-	[ -n "${TEST_KEEP:-}" ] || rm -rf "$TRASH"
+	if [ -z "${TEST_KEEP:-}" ]; then
+		rm -rf "$TRASH" ${STAGE:+"$STAGE"}
+	elif [ -n "$STAGE" ]; then
+		# kept inside the scratch directory, which t/stress.sh keeps or
+		# removes whole (the stage may be in /tmp, outside its TMPDIR)
+		mv "$STAGE" "$TRASH/.stage"
+	fi
 }
 cd "$TRASH" || exit 1
 # async-shell's records go to a store of the test's own, never the user's
@@ -37,9 +49,9 @@ export XDG_CACHE_HOME
 # Temporary files of the test's own too: make 4.4 leaves its jobserver
 # fifo (TMPDIR/GMfifoPID) behind when a test SIGKILLs it, and in /tmp a
 # later make given the same pid (pid_max may be 32768) would warn
-# "jobserver mkfifo: ... File exists" and fall back to pipes.  World-
-# writable like /tmp, for the tests that run make as another user.
-mkdir -m 1777 "$TRASH/.tmpdir" || exit 1
+# "jobserver mkfifo: ... File exists" and fall back to pipes.  (A make
+# run as another user has a TMPDIR of its own: see run_make_as.)
+mkdir -m 700 "$TRASH/.tmpdir" || exit 1
 TMPDIR=$TRASH/.tmpdir
 export TMPDIR
 
@@ -54,15 +66,17 @@ fi
 # the sanitizer runtime preloaded in ASan runs.  Tests hand it to helpers
 # (jsbox.py, script) that start make themselves.
 MAKE_UT=$TRASH/.make-under-test
-{
-	echo '#!/bin/sh'
-	if [ -n "${TEST_PRELOAD:-}" ]; then
-		printf 'LD_PRELOAD=%s ASAN_OPTIONS=detect_leaks=0\n' "'$TEST_PRELOAD'"
-		echo 'export LD_PRELOAD ASAN_OPTIONS'
-	fi
-	printf 'exec %s "$@"\n' "'$TEST_MAKE'"
-} >"$MAKE_UT"
-chmod +x "$MAKE_UT"
+tl_make_ut() { # file make preload
+	{
+		echo '#!/bin/sh'
+		if [ -n "$3" ]; then
+			printf 'LD_PRELOAD=%s ASAN_OPTIONS=detect_leaks=0\n' "'$3'"
+			echo 'export LD_PRELOAD ASAN_OPTIONS'
+		fi
+		printf 'exec %s "$@"\n' "'$2'"
+	} >"$1" && chmod 755 "$1"
+}
+tl_make_ut "$MAKE_UT" "$TEST_MAKE" "${TEST_PRELOAD:-}"
 
 diag() { printf '# %s\n' "$*"; }
 
@@ -131,6 +145,143 @@ expect_make_ok() {
 	expect_no_grep 'INTERNAL' err
 }
 
+# Cases that run something as another user (root's tests run make, and
+# distccd, as nobody) cannot use the tree, the make under test or $TRASH
+# as they are: any of them may lie where that user cannot go, e.g. a
+# clone in root's 0700 home or a TMPDIR of one's own.  What that user
+# runs, reads and writes goes into $STAGE instead, a directory the user
+# can reach (0755, made under the TMPDIR the test started with, else
+# /tmp; removed with $TRASH).
+#
+# as_user USER CMD...: CMD as USER, in USER's group and no other.
+as_user() {
+	tl_u=$1; shift
+	setpriv --reuid="$tl_u" --regid="$(id -g "$tl_u")" --clear-groups "$@"
+}
+
+# stage_dir USER: make $STAGE and prove USER can reach it.  On failure
+# $stage_why says why, for the test's skip.
+stage_dir() {
+	stage_why=
+	id "$1" >/dev/null 2>&1 || { stage_why="no user $1"; return 1; }
+	command -v setpriv >/dev/null 2>&1 ||
+		{ stage_why="setpriv (util-linux) is not installed"; return 1; }
+	if [ -n "$STAGE" ]; then
+		as_user "$1" test -x "$STAGE" && return 0
+		stage_why="$1 cannot reach $STAGE"; return 1
+	fi
+	tl_where=$tl_tmpdir
+	[ "$tl_tmpdir" = /tmp ] || tl_where="$tl_tmpdir or /tmp"
+	for tl_d in "$tl_tmpdir" /tmp; do
+		if STAGE=$(mktemp -d "$tl_d/asynccompile-u.XXXXXX" 2>/dev/null); then
+			chmod 755 "$STAGE" && as_user "$1" test -x "$STAGE" && return 0
+			rm -rf "$STAGE"
+		fi
+		[ "$tl_tmpdir" = /tmp ] && break
+	done
+	STAGE=
+	stage_why="$1 cannot reach a directory made in $tl_where"
+	return 1
+}
+
+# stage_for USER: stage_dir, and copy into $STAGE what a make run as USER
+# needs, laid out as in the build tree so the plugin finds its neighbours:
+#   asynccompile.so              the plugin under test
+#   worker/asynccompile-worker   its worker
+#   trace/asynccompile-trace.so  the tracer (ASYNC_COMPILE_TRACER), if any
+#   make, make-under-test        the make under test, and MAKE_UT's twin
+#   tmp/                         TMPDIR (1777)
+# (and TEST_PRELOAD, if USER cannot read it where it is).  Fails, with
+# $stage_why, unless USER can run the staged make.
+stage_for() {
+	stage_dir "$1" || return 1
+	[ -x "$STAGE/make-under-test" ] && return 0
+	tl_p=$ASYNC_PLUGIN
+	case $tl_p in /*) ;; *) tl_p=$TEST_CWD/$tl_p ;; esac
+	tl_pd=$(dirname "$tl_p")
+	tl_w=${ASYNC_COMPILE_WORKER:-}
+	case $tl_w in
+	'') for tl_c in "$tl_pd/worker/asynccompile-worker" \
+			"$tl_pd/../libexec/asynccompile/asynccompile-worker"; do
+		[ -x "$tl_c" ] && { tl_w=$tl_c; break; }
+	    done ;;
+	/*) ;;
+	*) tl_w=$TEST_CWD/$tl_w ;;
+	esac
+	tl_m=$(command -v "$TEST_MAKE") || { stage_why="no make $TEST_MAKE"; return 1; }
+	stage_why="cannot copy the build into $STAGE"
+	mkdir "$STAGE/worker" "$STAGE/trace" && mkdir -m 1777 "$STAGE/tmp" &&
+	cp "$tl_p" "$STAGE/asynccompile.so" && cp "$tl_m" "$STAGE/make" || return 1
+	if [ -n "$tl_w" ]; then
+		cp "$tl_w" "$STAGE/worker/asynccompile-worker" || return 1
+	fi
+	tl_t=${ASYNC_COMPILE_TRACER:-$tl_pd/trace/asynccompile-trace.so}
+	case $tl_t in /*) ;; *) tl_t=$TEST_CWD/$tl_t ;; esac
+	if [ -f "$tl_t" ]; then
+		cp "$tl_t" "$STAGE/trace/asynccompile-trace.so" || return 1
+	fi
+	# TEST_PRELOAD is a list, as LD_PRELOAD is (ASan's runtime and UBSan's)
+	tl_pre=
+	tl_ifs=$IFS; IFS=': '
+	for tl_f in ${TEST_PRELOAD:-}; do
+		if ! as_user "$1" test -r "$tl_f"; then
+			cp "$tl_f" "$STAGE/" || { IFS=$tl_ifs; return 1; }
+			tl_f=$STAGE/${tl_f##*/}
+		fi
+		tl_pre=${tl_pre:+$tl_pre:}$tl_f
+	done
+	IFS=$tl_ifs
+	tl_make_ut "$STAGE/make-under-test" "$STAGE/make" "$tl_pre" &&
+	chmod -R a+rX "$STAGE" || return 1
+	if ! as_user "$1" "$STAGE/make-under-test" --version >/dev/null 2>&1; then
+		stage_why="$1 cannot run the make staged in $STAGE"
+		return 1
+	fi
+	stage_why=
+}
+
+# stage_mk FILE DEST: a copy of a test makefile for a make run as another
+# user, loading the staged plugin instead of the one under test.
+stage_mk() {
+	sed "s|$ASYNC_PLUGIN|$STAGE/asynccompile.so|g" "$1" >"$2" && chmod a+r "$2"
+}
+
+# run_make_as USER DIR [make args...]: run_make, but the make staged by
+# stage_for runs as USER (as_user), in DIR (somewhere in $STAGE), with
+# the staged plugin, worker and tracer, TMPDIR $STAGE/tmp, and the config
+# in force copied into $STAGE if it lies outside (paths named in it must
+# be reachable too).  Its stdout and stderr go to ./out and ./err of the
+# caller's directory, its exit status to $make_status.
+run_make_as() {
+	tl_u=$1 tl_d=$2; shift 2
+	make_status=0
+	tl_cfg=${ASYNC_COMPILE_CONFIG:-}
+	case $tl_cfg in
+	''|"$STAGE"/*) ;;
+	*) cp "$tl_cfg" "$STAGE/config.yaml" && chmod a+r "$STAGE/config.yaml"
+	   tl_cfg=$STAGE/config.yaml ;;
+	esac
+	(
+		cd "$tl_d" || exit 1
+		TMPDIR=$STAGE/tmp ASYNC_PLUGIN=$STAGE/asynccompile.so
+		export TMPDIR ASYNC_PLUGIN
+		if [ -n "$tl_cfg" ]; then export ASYNC_COMPILE_CONFIG="$tl_cfg"; fi
+		if [ -x "$STAGE/worker/asynccompile-worker" ]; then
+			export ASYNC_COMPILE_WORKER="$STAGE/worker/asynccompile-worker"
+		else
+			unset ASYNC_COMPILE_WORKER
+		fi
+		if [ -f "$STAGE/trace/asynccompile-trace.so" ]; then
+			export ASYNC_COMPILE_TRACER="$STAGE/trace/asynccompile-trace.so"
+		else
+			unset ASYNC_COMPILE_TRACER
+		fi
+		as_user "$tl_u" timeout -k 5 "${TEST_MAKE_TIMEOUT:-60}" \
+			"$STAGE/make-under-test" "$@"
+	) >out 2>err || make_status=$?
+	return 0
+}
+
 # Processes (by command-line pattern) still alive that were started by the
 # test; used to prove nothing is left behind.
 count_procs() { # pattern
@@ -181,6 +332,16 @@ running() {
 flip_byte() {
 	tl_b=$(od -An -tu1 -j "$2" -N1 "$1" | tr -d ' ')
 	printf "\\$(printf %o $((255 - tl_b)))" | dd of="$1" bs=1 seek="$2" conv=notrunc 2>/dev/null
+}
+
+# settle: let files just written age past the racy window.  An answer is
+# reused only if no file it read changed within 20 ms of the command's
+# start (worker/readset.h, RS_RACY_NS): a file's timestamps cannot tell
+# that change from a later one.  A test that writes an input and runs
+# make at once would see it used once and never reused.  A rule about
+# time, not a wait for another process.
+settle() {
+	sleep 0.05
 }
 
 # write_mk FILE: the test makefile from stdin, with @PLUGIN@ replaced by

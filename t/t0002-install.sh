@@ -64,17 +64,20 @@ files_in_dest() {
 expected=$(printf '%s\n' "$others" \
 	usr/local/lib/asynccompile.so \
 	usr/local/lib/pkgconfig/asynccompile.pc \
+	usr/local/libexec/asynccompile/asynccompile-trace.so \
 	usr/local/libexec/asynccompile/asynccompile-worker)
 [ -f "$TEST_ROOT/asynccompile.mk" ] &&
 	expected=$(printf '%s\n%s\n' "$expected" usr/local/include/asynccompile.mk)
 expected=$(printf '%s\n' "$expected" | LC_ALL=C sort)
-ok "install creates exactly the plugin, the worker and the .pc file" \
+ok "install creates exactly the plugin, the worker, the tracer and the .pc file" \
 	expect_eq "$expected" "$(files_in_dest)" "files under DESTDIR"
 
 ok "installed plugin is the built one" cmp "$tree_plugin" "$root/lib/asynccompile.so"
 ok "installed worker is the built one" \
 	cmp "$tree_worker" "$root/libexec/asynccompile/asynccompile-worker"
 ok "installed worker is executable" test -x "$root/libexec/asynccompile/asynccompile-worker"
+ok "installed tracer is the built one" \
+	cmp "$TEST_ROOT/trace/asynccompile-trace.so" "$root/libexec/asynccompile/asynccompile-trace.so"
 
 # The object finds an installed worker through the libexec path compiled
 # into it; DESTDIR is a staging root and must not be compiled in.

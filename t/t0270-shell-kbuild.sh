@@ -5,15 +5,20 @@
 # built from earlier answers, answered ahead of need on the second run.
 . "$(dirname "$0")/lib.sh"
 
-# A compiler that rejects flags with "bad" in them and logs its calls.
+# A compiler that rejects flags with "bad" in them.  It writes nothing (a
+# probe that wrote a file would never be run ahead of need): how often
+# probes ran shows in $(async-stats).
 cat >fakecc <<EOF2
 #!/bin/sh
-echo "\$*" >>$TRASH/cc.log
+# it reads a source given as "-", as compilers do (a writer killed by
+# SIGPIPE is a process not traced to its end: an opaque run)
+for a; do [ "\$a" = - ] && cat >/dev/null; done
 for a; do case \$a in -fbad*|-Wbad*|-Wno-bad*|-Wa,-bad*|--bad*) exit 1;; esac; done
 case "\$*" in *-fgood1*-fneeds-good1*) exit 0;; *-fneeds-good1*) exit 1;; esac
 exit 0
 EOF2
 chmod +x fakecc
+settle
 
 write_mk Makefile <<EOF2
 ifdef PLUGIN
@@ -45,15 +50,17 @@ run_make
 ok "without the plugin: make succeeds" expect_make_ok
 ok "without the plugin: Kbuild's answers" expect_grep "^$want\$" out
 ok "without the plugin: it really was not loaded" expect_grep '^no plugin$' out
-run_make PLUGIN="$ASYNC_PLUGIN"
+# -j2 both times: under make 4.4 MAKEFLAGS is in every probe's
+# environment, and another -j is another environment
+run_make -j2 PLUGIN="$ASYNC_PLUGIN"
 ok "with the plugin, first run: make succeeds" expect_make_ok
 ok "with the plugin, first run: the same answers" expect_grep "^$want\$" out
 ok "with the plugin, first run: 13 probes ran" expect_grep ' spec_misses=13 ' out
-rm -f cc.log
 run_make -j2 PLUGIN="$ASYNC_PLUGIN"
 ok "second run: the same answers" expect_grep "^$want\$" out
 ok "second run: all 13 answered by speculation" expect_grep ' speculated=13 spec_hits=13 spec_misses=0 spec_unused=0 ' out
-ok "second run: each probe ran once" expect_eq 12 "$(wc -l <cc.log)" "compiler runs (try-run exit 3 runs none)"
+ok "second run: each probe ran once, ahead of need" \
+	expect_grep ' spec_misses=0 .* spec_unproven=0 spec_rejected=0 memo_stale=0$' out
 ok "no scratch directory is left" expect_eq "" "$(ls -a | grep '^\.tmp_')"
 
 # A makefile that defined a macro before the include keeps its own.

@@ -12,15 +12,20 @@ unset DISTCC_HOSTS DISTCC_POTENTIAL_HOSTS DISTCC_VERBOSE CCACHE_PREFIX CCACHE_DI
 	CCACHE_RECACHE CCACHE_READONLY CCACHE_DIR
 
 # distccd will not run as root without --user; as nobody it must still
-# write its log, so the log directory is open to it.
-dd_dir=$TRASH/distccd
-mkdir -p "$dd_dir/tmp"
+# write its log and temporary files, so they are in a directory open to
+# it, in $STAGE ($TRASH may be where nobody cannot go: under a TMPDIR of
+# root's own).
 user_opt=
 if [ "$(id -u)" -eq 0 ]; then
+	stage_dir nobody || skip_all "distccd runs as nobody for root: $stage_why"
 	user_opt="--user nobody"
-	chmod 711 "$TRASH"
+	dd_dir=$STAGE/distccd
+	mkdir -p "$dd_dir/tmp"
 	chmod 777 "$dd_dir"
 	chmod 1777 "$dd_dir/tmp"
+else
+	dd_dir=$TRASH/distccd
+	mkdir -p "$dd_dir/tmp"
 fi
 
 free_port() {

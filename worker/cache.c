@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "cache.h"
+#include "readset.h"
 #include "proto.h"
 #include "store.h"
 
@@ -199,7 +200,8 @@ int cache_cacheable(int status, uint32_t res_flags)
 /* ---- entries ---- */
 
 void cache_entry_encode(struct buf *out, const struct buf *key, int64_t created,
-			int32_t status, const struct buf *o, const struct buf *e)
+			int32_t status, const struct buf *o, const struct buf *e,
+			const struct buf *rs)
 {
 	size_t start = out->len;
 	uint64_t sum;
@@ -211,6 +213,7 @@ void cache_entry_encode(struct buf *out, const struct buf *key, int64_t created,
 	put_u32(out, (uint32_t)status);
 	put_bytes(out, o->data, o->len);
 	put_bytes(out, e->data, e->len);
+	put_bytes(out, rs->data, rs->len);
 	sum = store_hash(out->data + start, out->len - start, STORE_HASH_INIT);
 	buf_add(out, &sum, sizeof sum);
 }
@@ -219,16 +222,19 @@ void cache_answer_release(struct cache_answer *a)
 {
 	buf_release(&a->out);
 	buf_release(&a->err);
+	buf_release(&a->readset);
 }
 
 int cache_entry_decode(const void *p, size_t n, const struct buf *key, int64_t *created,
 		       struct cache_answer *a)
 {
 	struct reader r;
-	const void *k, *o, *e;
-	size_t klen, olen, elen;
+	const void *k, *o, *e, *rs;
+	size_t klen, olen, elen, rslen;
 	uint64_t sum;
 	int32_t status;
+	int verdict;
+	const char *why;
 
 	if (n < sizeof cache_magic + sizeof sum || memcmp(p, cache_magic, sizeof cache_magic))
 		return -1;
@@ -244,7 +250,11 @@ int cache_entry_decode(const void *p, size_t n, const struct buf *key, int64_t *
 	status = (int32_t)get_u32(&r);
 	o = get_bytes(&r, &olen);
 	e = get_bytes(&r, &elen);
+	rs = get_bytes(&r, &rslen);
 	if (r.failed || r.left || !cache_cacheable(status, 0))
+		return -1;
+	/* only a pure answer is ever kept (readset.h) */
+	if (readset_decode(rs, rslen, &verdict, &why) < 0 || verdict != RS_PURE)
 		return -1;
 	if (key && (klen != key->len || memcmp(k, key->data, klen)))
 		return -1;
@@ -252,6 +262,7 @@ int cache_entry_decode(const void *p, size_t n, const struct buf *key, int64_t *
 	a->status = status;
 	buf_add(&a->out, o, olen);
 	buf_add(&a->err, e, elen);
+	buf_add(&a->readset, rs, rslen);
 	return 0;
 }
 
@@ -268,7 +279,8 @@ int cache_open(int store, struct buf *why)
 	return store_subdir(store, "cache", why);
 }
 
-int cache_get(int dir, const struct buf *key, int64_t max_age_ms, struct cache_answer *a)
+int cache_get(int dir, const struct buf *key, int64_t max_age_ms, uint64_t env,
+	      struct cache_answer *a, struct buf *why_not)
 {
 	char name[24];
 	struct buf data = BUF_INIT, why = BUF_INIT;
@@ -279,7 +291,8 @@ int cache_get(int dir, const struct buf *key, int64_t max_age_ms, struct cache_a
 	if (store_read(dir, name, &data, &why) == 0 &&
 	    cache_entry_decode(data.data, data.len, key, &created, a) == 0) {
 		/* a clock set back must not make an entry immortal */
-		if (created <= now && (now - created) * 1000 <= max_age_ms) {
+		if (created <= now && (now - created) * 1000 <= max_age_ms &&
+		    readset_check(a->readset.data, a->readset.len, env, why_not) == RS_PURE) {
 			hit = 1;
 			utimensat(dir, name, NULL, 0); /* recently used */
 		} else {
@@ -292,14 +305,14 @@ int cache_get(int dir, const struct buf *key, int64_t max_age_ms, struct cache_a
 }
 
 int cache_put(int dir, const struct buf *key, int32_t status, const struct buf *out,
-	      const struct buf *err, struct buf *why)
+	      const struct buf *err, const struct buf *rs, struct buf *why)
 {
 	char name[24];
 	struct buf e = BUF_INIT;
 	int r;
 
 	cache_name(name, key);
-	cache_entry_encode(&e, key, (int64_t)time(NULL), status, out, err);
+	cache_entry_encode(&e, key, (int64_t)time(NULL), status, out, err, rs);
 	r = store_write(dir, name, e.data, e.len, why);
 	buf_release(&e);
 	return r;

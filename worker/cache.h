@@ -23,6 +23,7 @@
  *   i64      created, seconds since the epoch
  *   i32      status
  *   bytes    stdout, bytes stderr
+ *   bytes    the read set (readset.h), pure: a lookup checks it
  *   u64      FNV-1a 64 of every byte before it
  * Only answers of jobs that ran to completion are kept (the caller's
  * cache_cacheable()).  Entries are written whole and renamed into place;
@@ -40,12 +41,13 @@
 
 #include "buf.h"
 
-#define CACHE_VERSION 1
+#define CACHE_VERSION 2
 #define CACHE_MAX_BYTES ((uint64_t)256 << 20)
 
 struct cache_answer {
 	int32_t status;
 	struct buf out, err;
+	struct buf readset; /* what the answer depended on (readset.h) */
 };
 
 /* Append the key for a command (see above).  `env` is the config env. */
@@ -57,11 +59,20 @@ int cache_cacheable(int status, uint32_t res_flags);
 
 /* Open the cache directory inside the store (created 0700).  -1 + why. */
 int cache_open(int store, struct buf *why);
-/* 1 on a hit (a filled), 0 on a miss (anything wrong is a miss). */
-int cache_get(int dir, const struct buf *key, int64_t max_age_ms, struct cache_answer *a);
-/* Keep an answer.  0, or -1 with why (a full disk, a read-only store). */
+/*
+ * 1 on a hit (a filled), 0 on a miss (anything wrong is a miss).  A hit
+ * needs the entry's read set to hold now, with `env` the digest of the
+ * environment the command would get (readset_check()); why_not gets the
+ * reason when it does not.
+ */
+int cache_get(int dir, const struct buf *key, int64_t max_age_ms, uint64_t env,
+	      struct cache_answer *a, struct buf *why_not);
+/*
+ * Keep an answer with its read set, which must be pure (the caller's to
+ * check).  0, or -1 with why (a full disk, a read-only store).
+ */
 int cache_put(int dir, const struct buf *key, int32_t status, const struct buf *out,
-	      const struct buf *err, struct buf *why);
+	      const struct buf *err, const struct buf *rs, struct buf *why);
 /* Drop expired entries, then the oldest beyond max_bytes. */
 void cache_evict(int dir, int64_t max_age_ms, uint64_t max_bytes);
 /* Entries and bytes, as "entries=N bytes=N". */
@@ -72,7 +83,8 @@ void cache_answer_release(struct cache_answer *a);
 
 /* The entry codec (fuzzed: fuzz/fuzz-cache.c). */
 void cache_entry_encode(struct buf *out, const struct buf *key, int64_t created,
-			int32_t status, const struct buf *o, const struct buf *e);
+			int32_t status, const struct buf *o, const struct buf *e,
+			const struct buf *rs);
 /* 0 and *a filled, or -1.  key == NULL accepts any key. */
 int cache_entry_decode(const void *p, size_t n, const struct buf *key, int64_t *created,
 		       struct cache_answer *a);

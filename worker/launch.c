@@ -3,12 +3,16 @@
  * launch.h).
  */
 #include "launch.h"
+#include "tracelog.h"
+#include "store.h"
 #include "board.h"
 
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
 #include <spawn.h>
+#include <sys/mman.h>
+#include <time.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -97,7 +101,7 @@ static char **launch_split(char *copy)
  * The inherited environment with the job's entries applied.  Only the
  * pointer array is new; the strings stay where they are.
  */
-static char **launch_environ(char *const *extra)
+char **launch_environ(char *const *extra, int full)
 {
 	/* the worker's mark (board.h), after the job's own entries */
 	static char mark[64];
@@ -106,7 +110,7 @@ static char **launch_environ(char *const *extra)
 
 	if (!*mark)
 		snprintf(mark, sizeof mark, "%s=%ld", BOARD_MARK, (long)getpid());
-	while (environ && environ[n])
+	while (!full && environ && environ[n])
 		n++;
 	while (extra && extra[m])
 		m++;
@@ -136,6 +140,22 @@ static char **launch_environ(char *const *extra)
 	return v;
 }
 
+uint64_t launch_env_digest(char *const *envp)
+{
+	uint64_t sum = 0;
+
+	/*
+	 * A sum of per-entry hashes: the order of environ does not matter.
+	 * The plugin's own variables are left out: the worker's mark differs
+	 * from worker to worker, and ASYNCCOMPILE_HELD_TOKENS changes in
+	 * make's environment as tokens come and go (plugin/reexec.c).
+	 */
+	for (; envp && *envp; envp++)
+		if (strncmp(*envp, "ASYNCCOMPILE_", 13))
+			sum += store_hash(*envp, strlen(*envp), STORE_HASH_INIT);
+	return sum;
+}
+
 static const char *launch_getenv(char *const *envp, const char *key)
 {
 	size_t len = strlen(key);
@@ -147,12 +167,52 @@ static const char *launch_getenv(char *const *envp, const char *key)
 }
 
 /*
+ * The runner's own PATH search is the traced command's too: each
+ * candidate goes into the log as the preload would put it (tracelog.h),
+ * found or absent, so a program that appears earlier on PATH is seen.
+ */
+static void launch_trace_lookup(int fd, const char *path)
+{
+	struct {
+		struct tl_event ev;
+		char path[TL_MAX_EVENT - sizeof(struct tl_event)];
+	} e;
+	size_t n = strlen(path);
+	struct stat sb;
+
+	if (fd < 0 || n > sizeof e.path)
+		return;
+	memset(&e.ev, 0, sizeof e.ev);
+	e.ev.type = TL_READ;
+	e.ev.pid = (int32_t)getpid();
+	if (!stat(path, &sb)) {
+		e.ev.kind = S_ISREG(sb.st_mode) ? TL_FILE : S_ISDIR(sb.st_mode) ? TL_DIR : TL_OTHER;
+		e.ev.mode = sb.st_mode;
+		e.ev.dev = sb.st_dev;
+		e.ev.ino = sb.st_ino;
+		e.ev.size = sb.st_size;
+		e.ev.mtime_ns = (int64_t)sb.st_mtim.tv_sec * 1000000000 + sb.st_mtim.tv_nsec;
+		e.ev.ctime_ns = (int64_t)sb.st_ctim.tv_sec * 1000000000 + sb.st_ctim.tv_nsec;
+	} else if (errno != ENOENT && errno != ENOTDIR) {
+		e.ev.type = TL_OPAQUE;
+		n = (size_t)snprintf(e.path, sizeof e.path, "cannot look at a PATH entry");
+	}
+	if (e.ev.type == TL_READ)
+		memcpy(e.path, path, n);
+	e.ev.len = (uint32_t)(sizeof e.ev + n);
+	if (write(fd, &e, e.ev.len) < 0) {
+		/* the log is ours and memory: nothing to do but lose the run */
+	}
+}
+
+/*
  * Look `name` up in the job's PATH the way execvp() would, but with the
  * job's environment and relative to the job's directory (posix_spawnp()
  * would use the worker's own PATH).  Returns a malloc'd path or NULL with
  * errno set.
  */
-static char *launch_find_program(const char *name, char *const *envp, const char *cwd)
+static char *launch_find_program(const char *name, char *const *envp, const char *cwd,
+				 int trace_fd)
 {
 	const char *path = launch_getenv(envp, "PATH");
 	int saw_eacces = 0;
@@ -176,6 +236,7 @@ static char *launch_find_program(const char *name, char *const *envp, const char
 		else
 			buf_addch(&cand, '.');
 		buf_addf(&cand, "/%s", name);
+		launch_trace_lookup(trace_fd, (char *)cand.data);
 		if (!access((char *)cand.data, X_OK)) {
 			if (!stat((char *)cand.data, &sb) && S_ISREG(sb.st_mode))
 				return buf_detach(&cand, NULL);
@@ -226,8 +287,9 @@ static struct {
 	int once;       /* built with a job's own descriptors: not for the next */
 	posix_spawn_file_actions_t fa;
 } launch_fa;
-static int launch_attr_valid;
-static posix_spawnattr_t launch_attr;
+/* [0]: a session of its own; [1]: the caller's session and group */
+static int launch_attr_valid[2];
+static posix_spawnattr_t launch_attr[2];
 
 void launch_release(void)
 {
@@ -236,34 +298,37 @@ void launch_release(void)
 	free(launch_fa.cwd);
 	launch_fa.cwd = NULL;
 	launch_fa.valid = 0;
-	if (launch_attr_valid)
-		posix_spawnattr_destroy(&launch_attr);
-	launch_attr_valid = 0;
+	for (int i = 0; i < 2; i++) {
+		if (launch_attr_valid[i])
+			posix_spawnattr_destroy(&launch_attr[i]);
+		launch_attr_valid[i] = 0;
+	}
 }
 
-static int launch_get_attr(void)
+static int launch_get_attr(int callers_group)
 {
+	posix_spawnattr_t *a = &launch_attr[callers_group];
 	sigset_t none, all;
 	int rc;
 
-	if (launch_attr_valid)
+	if (launch_attr_valid[callers_group])
 		return 0;
-	if ((rc = posix_spawnattr_init(&launch_attr)))
+	if ((rc = posix_spawnattr_init(a)))
 		return rc;
 	sigemptyset(&none);
 	sigfillset(&all);
 	sigdelset(&all, SIGKILL);
 	sigdelset(&all, SIGSTOP);
-	rc = posix_spawnattr_setflags(&launch_attr, POSIX_SPAWN_SETSID |
+	rc = posix_spawnattr_setflags(a, (callers_group ? 0 : POSIX_SPAWN_SETSID) |
 				      POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
 	if (!rc)
-		rc = posix_spawnattr_setsigmask(&launch_attr, &none);
+		rc = posix_spawnattr_setsigmask(a, &none);
 	if (!rc)
-		rc = posix_spawnattr_setsigdefault(&launch_attr, &all);
+		rc = posix_spawnattr_setsigdefault(a, &all);
 	if (rc)
-		posix_spawnattr_destroy(&launch_attr);
+		posix_spawnattr_destroy(a);
 	else
-		launch_attr_valid = 1;
+		launch_attr_valid[callers_group] = 1;
 	return rc;
 }
 
@@ -326,14 +391,14 @@ static int launch_get_actions(int child_in, int child_out, int child_err, const 
 /* Returns 0 or an errno value. */
 static int launch_spawn(pid_t *pid, const char *path, char **argv, char **envp,
 			const char *cwd, int child_in, int child_out, int child_err,
-			char *const *fds)
+			char *const *fds, int callers_group)
 {
-	int rc = launch_get_attr();
+	int rc = launch_get_attr(callers_group);
 
 	if (!rc)
 		rc = launch_get_actions(child_in, child_out, child_err, cwd, fds);
 	if (!rc)
-		rc = posix_spawn(pid, path, &launch_fa.fa, &launch_attr, argv, envp);
+		rc = posix_spawn(pid, path, &launch_fa.fa, &launch_attr[callers_group], argv, envp);
 	return rc;
 }
 
@@ -344,21 +409,100 @@ static void launch_close(int *fd)
 	*fd = -1;
 }
 
-int launch_start(const struct job_msg *job, struct launch *l, struct buf *why)
+/* "DEV:INO" of a descriptor, for the tracer to recognise what it is given. */
+static void launch_fd_id(struct buf *b, int fd)
+{
+	struct stat sb;
+
+	if (fstat(fd, &sb) < 0)
+		memset(&sb, 0, sizeof sb);
+	buf_addf(b, ":%llu:%llu", (unsigned long long)sb.st_dev, (unsigned long long)sb.st_ino);
+}
+
+/*
+ * Set a traced job up: the log (a memfd, l->trace_fd), the preload and
+ * the variable that names the log in the environment, and the log's
+ * descriptor among the job's own.  The strings live in `keep` (one
+ * NUL-separated block per string, pointed to by *envp and *fds, both
+ * fresh arrays).  Returns 0, or -1 when the job cannot be traced, which
+ * only makes its run opaque.
+ */
+static int launch_trace_setup(const struct job_msg *job, int out_w, int err_w, char ***envp,
+			      char ***fds, struct launch *l, struct buf keep[3])
+{
+	const char *tr = job->tracer, *old = NULL;
+	size_t n = 0, k = 0, pre = SIZE_MAX;
+	char **e, **f;
+
+	if (!tr || strpbrk(tr, ": \t"))
+		return -1;
+	l->trace_fd = memfd_create("asynccompile-trace", MFD_CLOEXEC);
+	if (l->trace_fd < 0)
+		return -1;
+	for (; (*envp)[n]; n++)
+		if (!strncmp((*envp)[n], "LD_PRELOAD=", 11)) {
+			pre = n;
+			old = (*envp)[n] + 11;
+		}
+	while (job->fds && job->fds[k])
+		k++;
+	e = malloc((n + 3) * sizeof *e);
+	f = malloc((k + 2) * sizeof *f);
+	if (!e || !f) {
+		free(e);
+		free(f);
+		return -1;
+	}
+	memcpy(e, *envp, (n + 1) * sizeof *e);
+	if (k)
+		memcpy(f, job->fds, k * sizeof *f);
+	/* last: a sanitizer's runtime must stay first in the list */
+	buf_addf(&keep[0], "LD_PRELOAD=%s%s%s", old ? old : "", old && *old ? ":" : "", tr);
+	buf_addf(&keep[1], "%s=%d", TL_ENV, TL_FD);
+	launch_fd_id(&keep[1], l->trace_fd);
+	launch_fd_id(&keep[1], out_w);
+	launch_fd_id(&keep[1], err_w);
+	buf_addf(&keep[2], "%d>/proc/%ld/fd/%d", TL_FD, (long)getpid(), l->trace_fd);
+	if (pre != SIZE_MAX) {
+		e[pre] = (char *)keep[0].data;
+	} else {
+		e[n++] = (char *)keep[0].data;
+	}
+	e[n++] = (char *)keep[1].data;
+	e[n] = NULL;
+	f[k] = (char *)keep[2].data;
+	f[k + 1] = NULL;
+	free(*envp);
+	*envp = e;
+	*fds = f;
+	return 0;
+}
+
+int launch_start(const struct job_msg *job, int callers_group, struct launch *l,
+		 struct buf *why)
 {
 	int in[2] = { -1, -1 }, out[2] = { -1, -1 }, err[2] = { -1, -1 };
 	char **envp = NULL, **argv = NULL, *copy = NULL, *path = NULL;
+	char **fds = job->fds, **own_fds = NULL;
+	struct buf keep[3] = { BUF_INIT, BUF_INIT, BUF_INIT };
 	const char *what = job->command;
 	int rc = 0, direct;
+	struct timespec now;
 
 	l->pid = -1;
+	l->trace_fd = -1;
 	if ((job->has_input && pipe2(in, O_CLOEXEC)) ||
 	    pipe2(out, O_CLOEXEC) || pipe2(err, O_CLOEXEC) ||
-	    !(envp = launch_environ(job->env))) {
+	    !(envp = launch_environ(job->env, job->env_full))) {
 		rc = errno ? errno : ENOMEM;
 		buf_addf(why, "asynccompile: cannot set up the command: %s\n", strerror(rc));
 		goto out;
 	}
+	l->env_digest = launch_env_digest(envp);
+	if (job->tracer && launch_trace_setup(job, out[1], err[1], &envp, &own_fds, l, keep) == 0)
+		fds = own_fds;
+	clock_gettime(CLOCK_REALTIME, &now);
+	l->start_real_ns = (int64_t)now.tv_sec * 1000000000 + now.tv_nsec;
 	direct = launch_is_simple(job->shell, job->shellflags, job->command);
 	if (direct) {
 		copy = strdup(job->command);
@@ -367,9 +511,9 @@ int launch_start(const struct job_msg *job, struct launch *l, struct buf *why)
 			rc = ENOMEM;
 		} else {
 			what = argv[0];
-			path = launch_find_program(argv[0], envp, job->cwd);
+			path = launch_find_program(argv[0], envp, job->cwd, l->trace_fd);
 			rc = path ? launch_spawn(&l->pid, path, argv, envp, job->cwd,
-						 in[0], out[1], err[1], job->fds) : errno;
+						 in[0], out[1], err[1], fds, callers_group) : errno;
 		}
 		/* A script without #! is the shell's to run, as for execvp(). */
 		if (rc == ENOEXEC)
@@ -380,12 +524,12 @@ int launch_start(const struct job_msg *job, struct launch *l, struct buf *why)
 		free(path);
 		what = job->shell;
 		argv = launch_shell_argv(job);
-		path = argv ? launch_find_program(job->shell, envp, job->cwd) : NULL;
+		path = argv ? launch_find_program(job->shell, envp, job->cwd, l->trace_fd) : NULL;
 		if (!argv)
 			rc = ENOMEM;
 		else
 			rc = path ? launch_spawn(&l->pid, path, argv, envp, job->cwd,
-						 in[0], out[1], err[1], job->fds) : errno;
+						 in[0], out[1], err[1], fds, callers_group) : errno;
 	}
 	if (rc) {
 		struct stat sb;
@@ -401,8 +545,12 @@ out:
 	free(copy);
 	free(path);
 	free(envp);
+	free(own_fds);
+	for (int i = 0; i < 3; i++)
+		buf_release(&keep[i]);
 	launch_close(&in[0]);
 	if (rc) {
+		launch_close(&l->trace_fd);
 		launch_close(&out[1]);
 		launch_close(&err[1]);
 		launch_close(&in[1]);

@@ -9,10 +9,11 @@
  * is not an executable format (ENOEXEC) is retried through the shell.
  *
  * The command starts in a session and process group of its own (pgid =
- * its pid), with an empty signal mask and default dispositions for every
+ * its pid; or in the caller's, see launch_start()), with an empty signal mask and default dispositions for every
  * signal, standard input from a pipe (job->has_input) or /dev/null,
  * standard output and error on two pipes, in job->cwd, and with no other
- * descriptor.  Its environment is the caller's `environ` with the job's
+ * descriptor (but the trace log at TL_FD when traced, tracelog.h).  Its
+ * environment is the caller's `environ` with the job's
  * "K=V" entries replacing or adding variables (an entry without '='
  * removes K).
  *
@@ -45,22 +46,47 @@ struct launch {
 	 * end-of-file.
 	 */
 	int out_w, err_w;
+	/*
+	 * A traced job (job_msg.tracer): the trace log, a memfd the caller
+	 * reads once the command and what it left are reaped, and closes;
+	 * start_real_ns is CLOCK_REALTIME just before the command started
+	 * (readset_build()).  -1 when the job is not traced.
+	 */
+	int trace_fd;
+	int64_t start_real_ns;
+	uint64_t env_digest; /* launch_env_digest() of its environment */
 };
 
 /*
- * Start job's command.  On success returns 0 and fills *l; the caller
+ * Start job's command.  callers_group: instead of a session of its own,
+ * the command stays in the caller's session and process group, as make's
+ * $(shell) runs one (a signal to make's group reaches it).  On success returns 0 and fills *l; the caller
  * owns the five descriptors (all close-on-exec; the three read and write
  * ends the caller uses are non-blocking) and must reap l->pid.  On failure returns -1 with one reason line appended
  * to `why` ("asynccompile: cannot run 'cc': No such file or directory"),
  * and nothing is left open or running.
  */
-int launch_start(const struct job_msg *job, struct launch *l, struct buf *why);
+int launch_start(const struct job_msg *job, int callers_group, struct launch *l,
+		 struct buf *why);
 
 /*
  * 1 if `command` may be exec'd directly instead of through the shell
  * (see above), else 0.
  */
 int launch_is_simple(const char *shell, char *const *shellflags, const char *command);
+
+/*
+ * The caller's environ (nothing with `full`) with `extra` applied as a
+ * job's env is (see above), the worker's mark included: a fresh pointer
+ * array (free it; the strings are environ's and extra's).  NULL if out of
+ * memory.
+ */
+char **launch_environ(char *const *extra, int full);
+/*
+ * What tells two environments apart for an answer: a digest of envp's
+ * entries in any order, the plugin's own ASYNCCOMPILE_* left out.
+ */
+uint64_t launch_env_digest(char *const *envp);
 
 /* Free what launch_start() keeps between jobs (for leak checkers). */
 void launch_release(void);

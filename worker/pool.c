@@ -139,14 +139,40 @@ static void pool_start(struct pool *p, struct pworker *w)
 	buf_release(&b);
 }
 
+/* The job's timeout in ms (0: none), read back from its JOB payload. */
+static int64_t pool_job_timeout(const struct pjob *j)
+{
+	struct job_msg m;
+	const char *why;
+	int64_t t;
+
+	if (msg_get_job(j->payload, j->len, &m, &why) < 0)
+		return 0;
+	t = m.timeout_ms;
+	job_msg_release(&m);
+	return t;
+}
+
 static void pool_job_lost(struct pool *p, struct pworker *w, struct pjob *j)
 {
 	uint32_t runs = j->retries + 1;
+	int64_t timeout = j->cancelled ? 0 : pool_job_timeout(j);
 
 	if (j->cancelled) {
 		pool_report(p, j, POOL_STATUS_CRASHED, RES_CANCELLED,
 			    "worker %d died while this job was being cancelled",
 			    w->index);
+	} else if (timeout > 0 && pool_now_ms() - j->dispatched_ms >= timeout) {
+		/*
+		 * Its time was up: the worker was stopping it (SIGTERM, then
+		 * SIGKILL after kill_grace), or was about to.  The worker's
+		 * death changes nothing about that, so this is no crash to
+		 * retry: a re-run would run the command again from the start,
+		 * its side effects twice, only to be stopped again.
+		 */
+		pool_report(p, j, STATUS_TIMED_OUT, RES_TIMED_OUT,
+			    "timed out after %" PRId64 " ms; worker %d died while it was "
+			    "being stopped", timeout, w->index);
 	} else if (j->attempts <= j->retries) {
 		pool_log(p, "asynccompile: re-running job %" PRId64
 			 " (attempt %" PRIu32 " of %" PRIu32 ")",
@@ -227,6 +253,7 @@ static void pool_dispatch(struct pool *p)
 			continue;
 		j = pool_dequeue(p);
 		j->attempts++;
+		j->dispatched_ms = pool_now_ms();
 		w->job = j;
 		w->job_pgid = 0;
 		w->state = W_BUSY;

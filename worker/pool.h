@@ -13,7 +13,10 @@
  * either must be a child subreaper and end it itself), starts a
  * replacement through ops->start and re-runs
  * the job if it has re-runs left, else reports it with RES_CRASHED and a
- * line in result.err saying why.  Workers are started lazily, or all at once
+ * line in result.err saying why.  A job whose timeout had run out (counted
+ * from when it was handed to the worker) is not re-run: the worker was
+ * stopping it, and it is reported timed out (124, RES_TIMED_OUT) with a
+ * line saying its worker died.  Workers are started lazily, or all at once
  * by pool_warm().
  *
  * The pool never calls waitpid(-1); it calls ops->reap for the pid of a

@@ -28,6 +28,7 @@ struct pjob {
 	uint32_t retries;
 	uint32_t attempts; /* runs handed to a worker so far */
 	uint32_t running;  /* busy workers when it was last handed to one, itself included */
+	int64_t dispatched_ms; /* when it was last handed to a worker (pool_now_ms) */
 	int cancelled;
 	struct pjob *next;  /* queue order */
 	struct pjob *hnext; /* hash chain */

@@ -8,6 +8,7 @@
  * side by side; splitting by message would hide the shared primitives.
  */
 #include "proto.h"
+#include "readset.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -322,6 +323,8 @@ void msg_put_job(struct buf *out, const struct job_msg *m)
 	put_u32(out, m->retries);
 	put_strv(out, m->fds);
 	put_u8(out, m->kill_daemons);
+	put_str(out, m->tracer);
+	put_u8(out, m->env_full);
 }
 
 static const char *job_check(struct reader *r, const struct job_msg *m,
@@ -354,6 +357,10 @@ static const char *job_check(struct reader *r, const struct job_msg *m,
 		return "JOB: max_output out of range";
 	if (m->kill_daemons > 1)
 		return "JOB: kill_daemons is neither 0 nor 1";
+	if (m->env_full > 1)
+		return "JOB: env_full is neither 0 nor 1";
+	if (m->tracer && m->tracer[0] != '/')
+		return "JOB: the tracer is not an absolute path";
 	for (char **f = m->fds; f && *f; f++) {
 		char *end;
 		long fd = strtol(*f, &end, 10);
@@ -390,6 +397,8 @@ int msg_get_job(const void *p, size_t n, struct job_msg *m, const char **why)
 	m->retries = get_u32(&r);
 	m->fds = get_strv(&r);
 	m->kill_daemons = get_u8(&r);
+	m->tracer = get_str(&r);
+	m->env_full = get_u8(&r);
 	bad = job_check(&r, m, has_input);
 	if (bad) {
 		job_msg_release(m);
@@ -417,6 +426,7 @@ void job_msg_release(struct job_msg *m)
 	strv_free(m->env);
 	strv_free(m->fds);
 	free(m->input);
+	free(m->tracer);
 	memset(m, 0, sizeof *m);
 }
 
@@ -469,6 +479,7 @@ void msg_put_result(struct buf *out, const struct result_msg *m)
 	put_i64(out, m->stime_us);
 	put_i64(out, m->maxrss_kb);
 	put_bytes(out, m->order.data, m->order.len);
+	put_bytes(out, m->readset.data, m->readset.len);
 	put_u32(out, (uint32_t)m->worker);
 	put_u32(out, m->attempts);
 	put_u32(out, m->running);
@@ -521,10 +532,12 @@ static const char *result_order_check(const unsigned char *o, size_t n, size_t o
 /* Decode all but the two streams, which are left pointing into p. */
 static int result_parse(const void *p, size_t n, struct result_msg *m, const void **out,
 			size_t *out_len, const void **err, size_t *err_len,
-			const void **ord, size_t *ord_len, const char **why)
+			const void **ord, size_t *ord_len, const void **rs, size_t *rs_len,
+			const char **why)
 {
 	struct reader r;
 	const char *bad;
+	int verdict;
 
 	memset(m, 0, sizeof *m);
 	if (msg_type(p, n) != MSG_RESULT)
@@ -541,6 +554,7 @@ static int result_parse(const void *p, size_t n, struct result_msg *m, const voi
 	m->stime_us = get_i64(&r);
 	m->maxrss_kb = get_i64(&r);
 	*ord = get_bytes(&r, ord_len);
+	*rs = get_bytes(&r, rs_len);
 	m->worker = (int32_t)get_u32(&r);
 	m->attempts = get_u32(&r);
 	m->running = get_u32(&r);
@@ -550,6 +564,8 @@ static int result_parse(const void *p, size_t n, struct result_msg *m, const voi
 		bad = "RESULT: unknown flag bits";
 	if (!bad)
 		bad = result_order_check(*ord, *ord_len, *out_len, *err_len);
+	if (!bad && *rs_len && readset_decode(*rs, *rs_len, &verdict, &bad) < 0)
+		bad = "RESULT: a malformed read set";
 	if (bad) {
 		memset(m, 0, sizeof *m);
 		return msg_fail(why, bad);
@@ -559,15 +575,18 @@ static int result_parse(const void *p, size_t n, struct result_msg *m, const voi
 
 int msg_get_result(const void *p, size_t n, struct result_msg *m, const char **why)
 {
-	const void *out, *err, *ord;
-	size_t out_len, err_len, ord_len;
+	const void *out, *err, *ord, *rs;
+	size_t out_len, err_len, ord_len, rs_len;
 
-	if (result_parse(p, n, m, &out, &out_len, &err, &err_len, &ord, &ord_len, why) < 0)
+	if (result_parse(p, n, m, &out, &out_len, &err, &err_len, &ord, &ord_len, &rs, &rs_len,
+			 why) < 0)
 		return -1;
 	/* Always allocated, so out.data/err.data are usable as C strings. */
 	buf_add(&m->out, out, out_len);
 	buf_add(&m->err, err, err_len);
 	buf_add(&m->order, ord, ord_len);
+	if (rs_len)
+		buf_add(&m->readset, rs, rs_len);
 	return 0;
 }
 
@@ -575,11 +594,12 @@ int msg_restamp_result(void *p, size_t n, int32_t worker, uint32_t attempts,
 		       uint32_t running, const char **why)
 {
 	struct result_msg m;
-	const void *out, *err, *ord;
-	size_t out_len, err_len, ord_len;
+	const void *out, *err, *ord, *rs;
+	size_t out_len, err_len, ord_len, rs_len;
 	unsigned char *tail;
 
-	if (result_parse(p, n, &m, &out, &out_len, &err, &err_len, &ord, &ord_len, why) < 0)
+	if (result_parse(p, n, &m, &out, &out_len, &err, &err_len, &ord, &ord_len, &rs, &rs_len,
+			 why) < 0)
 		return -1;
 	/* the last three fields, u32 each, as put_u32() writes them */
 	tail = (unsigned char *)p + n - 12;
@@ -594,6 +614,7 @@ void result_msg_release(struct result_msg *m)
 	buf_release(&m->out);
 	buf_release(&m->err);
 	buf_release(&m->order);
+	buf_release(&m->readset);
 	memset(m, 0, sizeof *m);
 }
 

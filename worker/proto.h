@@ -26,7 +26,7 @@
 
 #include "buf.h"
 
-#define PROTO_VERSION 3
+#define PROTO_VERSION 4
 #define PROTO_ID_CONTROL 0
 #define PROTO_ID_SHUTDOWN (-1)
 #define PROTO_HEADER_SIZE 16
@@ -176,6 +176,7 @@ struct job_msg {
 	char *command;         /* the command line, launcher already applied */
 	char *cwd;             /* directory to run in */
 	char **env;            /* "K=V" entries set on top of the inherited env */
+	uint8_t env_full;      /* 1: env is the whole environment, nothing inherited */
 	unsigned char *input;  /* stdin bytes when has_input, else /dev/null */
 	size_t input_len;
 	int has_input;
@@ -195,6 +196,12 @@ struct job_msg {
 	 * ends.  Processes left in the command's own session always go.
 	 */
 	uint8_t kill_daemons;
+	/*
+	 * The tracer (readset.h) to preload into the command, an absolute
+	 * path, or NULL to run it untraced.  A traced job's RESULT carries
+	 * its read set.
+	 */
+	char *tracer;
 };
 
 /*
@@ -225,6 +232,8 @@ struct result_msg {
 	 * pool notes, has no run).  Empty: no order known.
 	 */
 	struct buf order;
+	/* A traced job's read set (readset.h encoding); empty if untraced. */
+	struct buf readset;
 	int64_t start_ns;   /* CLOCK_MONOTONIC when the command started */
 	int64_t end_ns;     /* CLOCK_MONOTONIC when it was reaped */
 	int64_t utime_us, stime_us, maxrss_kb;

@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "proto.h"
+#include "readset.h"
 #include "record.h"
 #include "store.h"
 
@@ -42,7 +43,26 @@ int cmdid_get(const void *p, size_t n, struct cmdid *id)
 	return 0;
 }
 
-void record_encode(struct buf *out, const char *key, const struct buf *ids, size_t count)
+char **record_env_get(const void *p, size_t n)
+{
+	struct reader r;
+	char **v;
+
+	reader_init(&r, p, n);
+	v = get_strv(&r);
+	if (!v || r.failed || r.left) {
+		strv_free(v);
+		return NULL;
+	}
+	for (char **e = v; *e; e++)
+		if (!strchr(*e, '=')) { /* an environment entry is K=V */
+			strv_free(v);
+			return NULL;
+		}
+	return v;
+}
+
+void record_encode(struct buf *out, const char *key, const struct record_entry *e, size_t count)
 {
 	size_t start = out->len;
 	uint64_t sum;
@@ -51,29 +71,35 @@ void record_encode(struct buf *out, const char *key, const struct buf *ids, size
 	put_u32(out, RECORD_VERSION);
 	put_str(out, key);
 	put_u32(out, (uint32_t)count);
-	for (size_t i = 0; i < count; i++)
-		put_bytes(out, ids[i].data, ids[i].len);
+	for (size_t i = 0; i < count; i++) {
+		put_bytes(out, e[i].id.data, e[i].id.len);
+		put_bytes(out, e[i].rs.data, e[i].rs.len);
+		put_bytes(out, e[i].env.data, e[i].env.len);
+	}
 	sum = store_hash(out->data + start, out->len - start, STORE_HASH_INIT);
 	buf_add(out, &sum, sizeof sum);
 }
 
-void record_free(struct buf *ids, size_t count)
+void record_free(struct record_entry *e, size_t count)
 {
-	for (size_t i = 0; i < count; i++)
-		buf_release(&ids[i]);
-	free(ids);
+	for (size_t i = 0; i < count; i++) {
+		buf_release(&e[i].id);
+		buf_release(&e[i].rs);
+		buf_release(&e[i].env);
+	}
+	free(e);
 }
 
-int record_decode(const void *p, size_t n, const char *key, struct buf **ids,
+int record_decode(const void *p, size_t n, const char *key, struct record_entry **ents,
 		  size_t *count, const char **why)
 {
 	struct reader r;
 	uint64_t sum;
 	uint32_t cnt;
 	char *k;
-	struct buf *v;
+	struct record_entry *v;
 
-	*ids = NULL;
+	*ents = NULL;
 	*count = 0;
 	if (n < sizeof record_magic + sizeof sum || memcmp(p, record_magic, sizeof record_magic)) {
 		*why = "not a record";
@@ -106,24 +132,33 @@ int record_decode(const void *p, size_t n, const char *key, struct buf **ids,
 	if (!v)
 		abort();
 	for (uint32_t i = 0; i < cnt; i++) {
-		size_t len;
-		const void *b = get_bytes(&r, &len);
+		size_t len, rlen, elen;
+		const void *b = get_bytes(&r, &len), *rs = get_bytes(&r, &rlen);
+		const void *env = get_bytes(&r, &elen);
 		struct cmdid id;
+		int verdict;
+		const char *bad;
+		char **ev = NULL;
 
-		if (!b || r.failed || cmdid_get(b, len, &id) < 0) {
+		if (!b || !rs || !env || r.failed || cmdid_get(b, len, &id) < 0 ||
+		    readset_decode(rs, rlen, &verdict, &bad) < 0 ||
+		    !(ev = record_env_get(env, elen))) {
 			record_free(v, i);
 			*why = "malformed entry";
 			return -1;
 		}
+		strv_free(ev);
 		cmdid_release(&id);
-		buf_add(&v[i], b, len);
+		buf_add(&v[i].id, b, len);
+		buf_add(&v[i].rs, rs, rlen);
+		buf_add(&v[i].env, env, elen);
 	}
 	if (r.left) {
 		record_free(v, cnt);
 		*why = "trailing bytes";
 		return -1;
 	}
-	*ids = v;
+	*ents = v;
 	*count = cnt;
 	return 0;
 }

@@ -16,7 +16,9 @@
  *   u32      RECORD_VERSION
  *   str      the run key (which makefiles, goals, variables: see shell.c)
  *   u32      count (<= RECORD_MAX_ENTRIES)
- *   count x  bytes: one cmdid
+ *   count x  bytes: one cmdid, bytes: its last run's read set (readset.h),
+ *            bytes: the environment it ran with (a put_strv: the store is
+ *            the user's own, 0700, so the values may be kept)
  *   u64      FNV-1a 64 of every byte before it
  */
 #ifndef ASYNC_RECORD_H
@@ -26,7 +28,7 @@
 
 #include "buf.h"
 
-#define RECORD_VERSION 1
+#define RECORD_VERSION 2
 #define RECORD_MAX_ENTRIES 65536
 
 struct cmdid {
@@ -43,16 +45,26 @@ void cmdid_put(struct buf *out, const char *shell, char *const *flags,
 int cmdid_get(const void *p, size_t n, struct cmdid *id);
 void cmdid_release(struct cmdid *id);
 
-/* Encode a record of `count` identities. */
-void record_encode(struct buf *out, const char *key, const struct buf *ids, size_t count);
+/* One command a run asked for, and what its answer depended on. */
+struct record_entry {
+	struct buf id;  /* a cmdid */
+	struct buf rs;  /* its read set: only a pure one is run ahead of need */
+	struct buf env; /* its whole environment, put_strv-encoded */
+};
+
+/* An entry's environment decoded (malloc'd, strv_free it), or NULL. */
+char **record_env_get(const void *p, size_t n);
+
+/* Encode a record of `count` entries. */
+void record_encode(struct buf *out, const char *key, const struct record_entry *e, size_t count);
 /*
  * Decode a record.  With key != NULL, a record for another key is
- * refused.  On success *ids is a malloc'd array of *count buffers (each a
- * well-formed cmdid; free with record_free) and 0 is returned; otherwise
- * -1 with a one-line reason in *why (static storage).
+ * refused.  On success *ents is a malloc'd array of *count entries (each a
+ * well-formed cmdid, read set and environment; free with record_free) and 0 is
+ * returned; otherwise -1 with a one-line reason in *why (static storage).
  */
-int record_decode(const void *p, size_t n, const char *key, struct buf **ids,
+int record_decode(const void *p, size_t n, const char *key, struct record_entry **ents,
 		  size_t *count, const char **why);
-void record_free(struct buf *ids, size_t count);
+void record_free(struct record_entry *ents, size_t count);
 
 #endif

@@ -5,6 +5,7 @@
 #include "board.h"
 
 #include "launch.h"
+#include "readset.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -25,6 +26,8 @@
 #define RUN_READ_CHUNK ((size_t)64 << 10)
 /* Without pidfd_open (Linux < 5.3) the runner polls for the exit. */
 #define RUN_TICK_MS 10
+/* A trace longer than this is not read: the run is opaque. */
+#define RUN_MAX_TRACE ((size_t)64 << 20)
 #define NO_FD ((nfds_t)-1)
 
 enum run_stop { STOP_NONE, STOP_TIMEOUT, STOP_CANCEL, STOP_ABANDON };
@@ -55,11 +58,18 @@ struct run_state {
 	int64_t started_at; /* ms deadline for hooks->started; 0 = none due */
 	int reaped;
 	int wstatus;
+	int callers_group; /* hooks->callers_group: signal the process, not a group */
 };
 
 static int64_t run_now_ms(void)
 {
 	return proto_now_ns() / 1000000;
+}
+
+/* The command's group, or only its process when it is in the caller's. */
+static void run_kill(const struct run_state *st, int sig)
+{
+	kill(st->callers_group ? st->pid : -st->pid, sig);
 }
 
 static void run_close(int *fd)
@@ -91,7 +101,7 @@ static void run_stop(struct run_state *st, enum run_stop why)
 	if (why == STOP_ABANDON && grace > RUN_ABANDON_GRACE_MS)
 		grace = RUN_ABANDON_GRACE_MS;
 	if (st->stop == STOP_NONE)
-		kill(-st->pid, SIGTERM);
+		run_kill(st, SIGTERM);
 	st->stop = why;
 	if (!st->kill_at || now + grace < st->kill_at)
 		st->kill_at = now + grace;
@@ -199,7 +209,7 @@ static void run_try_reap(struct run_state *st)
 		gone = 1;
 	} else if (si.si_pid != st->pid) {
 		return;
-	} else {
+	} else if (!st->callers_group) {
 		kill(-st->pid, SIGKILL);
 	}
 	/* before the reap below, while the pid is still ours */
@@ -248,7 +258,7 @@ static void run_check_timers(struct run_state *st)
 	if (st->term_at && st->stop == STOP_NONE && now >= st->term_at)
 		run_stop(st, STOP_TIMEOUT);
 	if (st->kill_at && now >= st->kill_at && !st->reaped) {
-		kill(-st->pid, SIGKILL);
+		run_kill(st, SIGKILL);
 		st->kill_at = 0;
 	}
 }
@@ -370,6 +380,24 @@ static void run_finish(struct run_state *st)
 		run_note(res, "stderr truncated at %zu bytes", st->err.cap);
 }
 
+/* A traced job's log, read once everything it started is reaped. */
+static void run_trace_settle(struct launch *l, pid_t pid, struct result_msg *res)
+{
+	struct buf log = BUF_INIT;
+
+	if (l->trace_fd < 0) {
+		readset_opaque(&res->readset, "the command could not be traced");
+		return;
+	}
+	if (lseek(l->trace_fd, 0, SEEK_SET) < 0 ||
+	    buf_read_fd(&log, l->trace_fd, RUN_MAX_TRACE) < 0)
+		readset_opaque(&res->readset, "the trace could not be read whole");
+	else
+		readset_build(log.data, log.len, pid, l->start_real_ns, l->env_digest, &res->readset);
+	buf_release(&log);
+	run_close(&l->trace_fd);
+}
+
 int run_job(const struct job_msg *job, const struct run_hooks *hooks,
 	    struct result_msg *res)
 {
@@ -381,6 +409,7 @@ int run_job(const struct job_msg *job, const struct run_hooks *hooks,
 	memset(res, 0, sizeof *res);
 	memset(&st, 0, sizeof st);
 	st.job = job;
+	st.callers_group = hooks && hooks->callers_group;
 	st.hooks = hooks;
 	st.res = res;
 	st.pidfd = st.in_fd = st.out.fd = st.err.fd = st.out_w = st.err_w = -1;
@@ -392,7 +421,7 @@ int run_job(const struct job_msg *job, const struct run_hooks *hooks,
 	st.out.cap = st.err.cap = cap;
 	res->start_ns = proto_now_ns();
 	run_job_pid(hooks, BOARD_STARTING);
-	if (launch_start(job, &l, &res->err) < 0) {
+	if (launch_start(job, st.callers_group, &l, &res->err) < 0) {
 		run_job_pid(hooks, 0);
 		res->status = STATUS_CANNOT_RUN;
 		res->flags = RES_SPAWN_FAILED;
@@ -427,6 +456,8 @@ int run_job(const struct job_msg *job, const struct run_hooks *hooks,
 		run_close(&st.in_fd);
 	run_loop(&st);
 	run_finish(&st); /* before the pipes close: it notes which are open */
+	if (job->tracer)
+		run_trace_settle(&l, st.pid, res);
 	run_close(&st.in_fd);
 	run_close(&st.out.fd);
 	run_close(&st.err.fd);

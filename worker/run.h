@@ -80,6 +80,13 @@ struct run_hooks {
 	 */
 	void (*job_pid)(void *ctx, pid_t pid);
 	void *ctx;
+	/*
+	 * Non-zero: the command stays in the caller's session and process
+	 * group, as make's $(shell) runs one, so that a signal to make's
+	 * group reaches it; limits then signal its process alone, and what
+	 * it leaves running is not killed (there is no group of its own).
+	 */
+	int callers_group;
 };
 
 enum run_outcome {

@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "../../worker/proto.h"
+#include "../../worker/readset.h"
 #include "tap.h"
 
 /* ---- helpers ---- */
@@ -297,6 +298,35 @@ static void test_job(void)
 		buf_reset(&b);
 		msg_put_job(&b, &j);
 	}
+	/* A traced job with a whole environment. */
+	{
+		static char *whole[] = { "PATH=/bin", NULL };
+
+		j.tracer = "/usr/lib/asynccompile-trace.so";
+		j.env = whole;
+		j.env_full = 1;
+		buf_reset(&b);
+		msg_put_job(&b, &j);
+		ok(msg_get_job(b.data, b.len, &g, &why) == 0 && g.tracer &&
+		   !strcmp(g.tracer, j.tracer) && g.env_full == 1 && strv_eq(g.env, whole),
+		   "JOB tracer and whole environment round-trip");
+		job_msg_release(&g);
+		j.tracer = "relative.so";
+		buf_reset(&b);
+		msg_put_job(&b, &j);
+		ok(msg_get_job(b.data, b.len, &g, &why) < 0 && has(why, "tracer"),
+		   "JOB with a relative tracer path is refused");
+		j.tracer = NULL;
+		j.env_full = 2;
+		buf_reset(&b);
+		msg_put_job(&b, &j);
+		ok(msg_get_job(b.data, b.len, &g, &why) < 0 && has(why, "env_full"),
+		   "JOB env_full other than 0 or 1 is refused");
+		j.env_full = 0;
+		j.env = NULL;
+		buf_reset(&b);
+		msg_put_job(&b, &j);
+	}
 	full = b.len;
 
 	/* Every proper prefix is a short field. */
@@ -484,6 +514,18 @@ static void test_result(void)
 		   "RESULT order: a cut run is refused");
 		result_msg_release(&t);
 	}
+	/* A read set travels with a traced job's result, checked. */
+	readset_opaque(&m.readset, "wrote /x");
+	buf_reset(&b);
+	msg_put_result(&b, &m);
+	ok(msg_get_result(b.data, b.len, &g, &why) == 0 && g.readset.len == m.readset.len &&
+	   !memcmp(g.readset.data, m.readset.data, m.readset.len), "RESULT read set round-trips");
+	result_msg_release(&g);
+	m.readset.data[0] ^= 0xff;
+	buf_reset(&b);
+	msg_put_result(&b, &m);
+	ok(msg_get_result(b.data, b.len, &g, &why) < 0 && has(why, "read set"),
+	   "RESULT with a malformed read set is refused");
 	result_msg_release(&m);
 	buf_release(&b);
 }

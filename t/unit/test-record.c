@@ -9,6 +9,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "../../worker/proto.h"
+#include "../../worker/readset.h"
 #include "../../worker/record.h"
 #include "../../worker/store.h"
 #include "tap.h"
@@ -16,18 +18,24 @@
 static char *flags1[] = { "-c", NULL };
 static char *flags2[] = { "-e", "-c", NULL };
 
-static void sample(struct buf *rec, struct buf ids[3])
+static void sample(struct buf *rec, struct record_entry ids[3])
 {
 	memset(ids, 0, 3 * sizeof *ids);
-	cmdid_put(&ids[0], "/bin/sh", flags1, "/src", "cc -Werror -fno-plt -c -x c /dev/null");
-	cmdid_put(&ids[1], "/bin/bash", flags2, "/src", "echo $HOME, \"x\"");
-	cmdid_put(&ids[2], "/bin/sh", flags1, "/", "");
+	cmdid_put(&ids[0].id, "/bin/sh", flags1, "/src", "cc -Werror -fno-plt -c -x c /dev/null");
+	cmdid_put(&ids[1].id, "/bin/bash", flags2, "/src", "echo $HOME, \"x\"");
+	cmdid_put(&ids[2].id, "/bin/sh", flags1, "/", "");
+	static char *env[] = { "PATH=/usr/bin:/bin", "HOME=/root", NULL };
+
+	for (int i = 0; i < 3; i++) {
+		readset_opaque(&ids[i].rs, i ? "wrote /x" : "the command was not traced");
+		put_strv(&ids[i].env, i == 1 ? env : NULL);
+	}
 	record_encode(rec, "/src|4.3|Makefile", ids, 3);
 }
 
 static int decodes(const void *p, size_t n, const char *key)
 {
-	struct buf *ids;
+	struct record_entry *ids;
 	size_t count;
 	const char *why;
 
@@ -39,7 +47,8 @@ static int decodes(const void *p, size_t n, const char *key)
 
 static void test_codec(void)
 {
-	struct buf rec = BUF_INIT, ids[3], *got;
+	struct buf rec = BUF_INIT;
+	struct record_entry ids[3], *got;
 	size_t count, bad = 0;
 	const char *why;
 	struct cmdid id;
@@ -47,9 +56,12 @@ static void test_codec(void)
 	sample(&rec, ids);
 	ok(record_decode(rec.data, rec.len, "/src|4.3|Makefile", &got, &count, &why) == 0 &&
 	   count == 3, "a record decodes for its key");
-	ok(count == 3 && got[1].len == ids[1].len && !memcmp(got[1].data, ids[1].data, ids[1].len),
+	ok(count == 3 && got[1].id.len == ids[1].id.len &&
+	   !memcmp(got[1].id.data, ids[1].id.data, ids[1].id.len) &&
+	   got[1].rs.len == ids[1].rs.len && !memcmp(got[1].rs.data, ids[1].rs.data, ids[1].rs.len) &&
+	   got[1].env.len == ids[1].env.len && !memcmp(got[1].env.data, ids[1].env.data, ids[1].env.len),
 	   "entries come back byte for byte, in order");
-	ok(cmdid_get(got[1].data, got[1].len, &id) == 0 && !strcmp(id.shell, "/bin/bash") &&
+	ok(cmdid_get(got[1].id.data, got[1].id.len, &id) == 0 && !strcmp(id.shell, "/bin/bash") &&
 	   !strcmp(id.flags[0], "-e") && !strcmp(id.flags[1], "-c") && !id.flags[2] &&
 	   !strcmp(id.cwd, "/src") && !strcmp(id.command, "echo $HOME, \"x\""),
 	   "an entry's fields decode");
@@ -81,8 +93,11 @@ static void test_codec(void)
 		ok(!decodes(other.data, other.len, NULL), "another version is refused");
 		buf_release(&other);
 	}
-	for (int i = 0; i < 3; i++)
-		buf_release(&ids[i]);
+	for (int i = 0; i < 3; i++) {
+		buf_release(&ids[i].id);
+		buf_release(&ids[i].rs);
+		buf_release(&ids[i].env);
+	}
 	buf_release(&rec);
 }
 

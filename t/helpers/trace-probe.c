@@ -1,0 +1,342 @@
+/*
+ * trace-probe - performs file, process and value operations named on its
+ * command line, in order, for t/unit/test-trace.c to trace.  Each
+ * operation prints one line ("OP ok", "OP errno N", or a value) so the
+ * test can tell what the program saw.  Exits 0 unless an operation's
+ * arguments are missing.
+ *
+ *   open P | openat-rel DIR P | creat P | fopen-w P | stat P | lstat P |
+ *   access P | readlink P | realpath P | opendir P | rename A B |
+ *   unlink P | mkdir P | rmdir P | chdir D | mkstemp TEMPLATE |
+ *   fork-open P | vfork-exec PROG | spawnp NAME | spawn PATH |
+ *   execvp NAME ARG... (last) | threads N P (opens P.0 ... P.N-1) |
+ *   uname | time | nprocs | getenv VAR | system CMD | popen CMD |
+ *   dup2-log | close-log | close-range | closefrom | dlopen P | setlocale |
+ *   syscall-open P | tmpfile | getpwnam NAME | scandir P | glob PATTERN |
+ *   gettext DOMAIN DIR MSGID (after setlocale(LC_ALL, "")) | exit N | _exit N
+ */
+#include <dirent.h>
+#include <dlfcn.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <glob.h>
+#include <libintl.h>
+#include <limits.h>
+#include <pthread.h>
+#include <pwd.h>
+#include <spawn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <locale.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/utsname.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+extern char **environ;
+
+/* the descriptor the runner gives the log (worker/tracelog.h) */
+#define PROBE_LOG_FD 1021
+
+static void report(const char *op, int ok)
+{
+	if (ok)
+		printf("%s ok\n", op);
+	else
+		printf("%s errno %d\n", op, errno);
+	fflush(stdout);
+}
+
+static void *thread_open(void *arg)
+{
+	int fd = open(arg, O_RDONLY);
+
+	if (fd >= 0)
+		close(fd);
+	return NULL;
+}
+
+static void wait_child(pid_t pid)
+{
+	int status;
+
+	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+		;
+}
+
+/* vfork in a function of its own: nothing of main's lives across it */
+static __attribute__((noinline)) pid_t vfork_exec(const char *prog)
+{
+	char *cargv[] = { (char *)prog, (char *)"stat", (char *)"/", NULL };
+	pid_t pid = vfork();
+
+	if (pid == 0) {
+		execv(prog, cargv);
+		_exit(127);
+	}
+	return pid;
+}
+
+static int run_threads(int n, const char *base)
+{
+	pthread_t t[64];
+	char names[64][PATH_MAX];
+
+	if (n > 64)
+		n = 64;
+	for (int i = 0; i < n; i++) {
+		snprintf(names[i], sizeof names[i], "%s.%d", base, i);
+		if (pthread_create(&t[i], NULL, thread_open, names[i]))
+			return 0;
+	}
+	for (int i = 0; i < n; i++)
+		pthread_join(t[i], NULL);
+	return 1;
+}
+
+int main(int argc, char **argv)
+{
+	for (int i = 1; i < argc; i++) {
+		const char *op = argv[i], *a = i + 1 < argc ? argv[i + 1] : NULL;
+		const char *b = i + 2 < argc ? argv[i + 2] : NULL;
+		struct stat st;
+		char buf[PATH_MAX];
+		int fd;
+
+#define NEED(k)                                                                            \
+	do {                                                                               \
+		if (i + (k) >= argc) {                                                     \
+			fprintf(stderr, "trace-probe: %s needs %d argument(s)\n", op, k);  \
+			return 2;                                                          \
+		}                                                                          \
+		i += (k);                                                                  \
+	} while (0)
+
+		if (!strcmp(op, "open")) {
+			NEED(1);
+			fd = open(a, O_RDONLY);
+			report(op, fd >= 0);
+			if (fd >= 0)
+				close(fd);
+		} else if (!strcmp(op, "openat-rel")) {
+			int dfd;
+
+			NEED(2);
+			dfd = open(a, O_RDONLY | O_DIRECTORY);
+			fd = openat(dfd, b, O_RDONLY);
+			report(op, fd >= 0);
+			if (fd >= 0)
+				close(fd);
+			if (dfd >= 0)
+				close(dfd);
+		} else if (!strcmp(op, "creat")) {
+			NEED(1);
+			fd = creat(a, 0644);
+			report(op, fd >= 0);
+			if (fd >= 0)
+				close(fd);
+		} else if (!strcmp(op, "fopen-w")) {
+			FILE *f;
+
+			NEED(1);
+			f = fopen(a, "w");
+			report(op, f != NULL);
+			if (f)
+				fclose(f);
+		} else if (!strcmp(op, "stat")) {
+			NEED(1);
+			report(op, stat(a, &st) == 0);
+		} else if (!strcmp(op, "lstat")) {
+			NEED(1);
+			report(op, lstat(a, &st) == 0);
+		} else if (!strcmp(op, "access")) {
+			NEED(1);
+			report(op, access(a, R_OK) == 0);
+		} else if (!strcmp(op, "readlink")) {
+			NEED(1);
+			report(op, readlink(a, buf, sizeof buf) >= 0);
+		} else if (!strcmp(op, "realpath")) {
+			NEED(1);
+			report(op, realpath(a, buf) != NULL);
+		} else if (!strcmp(op, "opendir")) {
+			DIR *d;
+
+			NEED(1);
+			d = opendir(a);
+			report(op, d != NULL);
+			if (d) {
+				while (readdir(d))
+					;
+				closedir(d);
+			}
+		} else if (!strcmp(op, "rename")) {
+			NEED(2);
+			report(op, rename(a, b) == 0);
+		} else if (!strcmp(op, "unlink")) {
+			NEED(1);
+			report(op, unlink(a) == 0);
+		} else if (!strcmp(op, "mkdir")) {
+			NEED(1);
+			report(op, mkdir(a, 0755) == 0);
+		} else if (!strcmp(op, "rmdir")) {
+			NEED(1);
+			report(op, rmdir(a) == 0);
+		} else if (!strcmp(op, "chdir")) {
+			NEED(1);
+			report(op, chdir(a) == 0);
+		} else if (!strcmp(op, "mkstemp")) {
+			NEED(1);
+			snprintf(buf, sizeof buf, "%s", a);
+			fd = mkstemp(buf);
+			if (fd >= 0) {
+				printf("mkstemp %s\n", buf);
+				close(fd);
+				unlink(buf);
+			} else {
+				report(op, 0);
+			}
+		} else if (!strcmp(op, "fork-open")) {
+			pid_t pid;
+
+			NEED(1);
+			pid = fork();
+			if (pid == 0) {
+				fd = open(a, O_RDONLY);
+				_exit(fd >= 0 ? 0 : 1);
+			}
+			wait_child(pid);
+			report(op, pid > 0);
+		} else if (!strcmp(op, "vfork-exec")) {
+			pid_t pid;
+
+			NEED(1);
+			pid = vfork_exec(a);
+			wait_child(pid);
+			report(op, pid > 0);
+		} else if (!strcmp(op, "spawnp") || !strcmp(op, "spawn")) {
+			char *cargv[] = { (char *)a, NULL };
+			pid_t pid;
+			int r;
+
+			NEED(1);
+			r = op[5] == 'p' ? posix_spawnp(&pid, a, NULL, NULL, cargv, environ)
+					 : posix_spawn(&pid, a, NULL, NULL, cargv, environ);
+			if (r == 0)
+				wait_child(pid);
+			errno = r;
+			report(op, r == 0);
+		} else if (!strcmp(op, "execvp")) {
+			NEED(1);
+			fflush(stdout);
+			execvp(a, argv + i);
+			report(op, 0);
+			return 0;
+		} else if (!strcmp(op, "threads")) {
+			NEED(2);
+			report(op, run_threads(atoi(a), b));
+		} else if (!strcmp(op, "uname")) {
+			struct utsname u;
+
+			report(op, uname(&u) == 0);
+		} else if (!strcmp(op, "time")) {
+			printf("time %s\n", time(NULL) > 0 ? "ok" : "bad");
+		} else if (!strcmp(op, "nprocs")) {
+			printf("nprocs %ld\n", sysconf(_SC_NPROCESSORS_ONLN));
+		} else if (!strcmp(op, "getenv")) {
+			const char *v;
+
+			NEED(1);
+			v = getenv(a);
+			printf("getenv %s=%s\n", a, v ? v : "(unset)");
+		} else if (!strcmp(op, "system")) {
+			NEED(1);
+			fflush(stdout);
+			printf("system %d\n", system(a));
+		} else if (!strcmp(op, "popen")) {
+			FILE *f;
+
+			NEED(1);
+			fflush(stdout);
+			f = popen(a, "r");
+			if (f) {
+				size_t n = fread(buf, 1, sizeof buf - 1, f);
+
+				buf[n] = 0;
+				printf("popen %d %s", pclose(f), buf);
+			} else {
+				report(op, 0);
+			}
+		} else if (!strcmp(op, "dup2-log")) {
+			fd = open("/dev/null", O_RDONLY);
+			report(op, dup2(fd, PROBE_LOG_FD) == PROBE_LOG_FD);
+			close(fd);
+		} else if (!strcmp(op, "close-log")) {
+			report(op, close(PROBE_LOG_FD) == 0);
+		} else if (!strcmp(op, "close-range")) {
+			report(op, close_range(3, ~0U, 0) == 0);
+		} else if (!strcmp(op, "gettext")) {
+			const char *c = i + 3 < argc ? argv[i + 3] : NULL;
+
+			NEED(3);
+			if (!setlocale(LC_ALL, "") || !bindtextdomain(a, b) || !textdomain(a))
+				report(op, 0);
+			else
+				printf("gettext %s\n", gettext(c));
+		} else if (!strcmp(op, "closefrom")) {
+			closefrom(3);
+			report(op, 1);
+		} else if (!strcmp(op, "getpwnam")) {
+			NEED(1);
+			report(op, getpwnam(a) != NULL);
+		} else if (!strcmp(op, "scandir")) {
+			struct dirent **list;
+			int n;
+
+			NEED(1);
+			n = scandir(a, &list, NULL, alphasort);
+			report(op, n >= 0);
+			while (n > 0)
+				free(list[--n]);
+			if (n == 0)
+				free(list);
+		} else if (!strcmp(op, "glob")) {
+			glob_t g;
+
+			NEED(1);
+			report(op, glob(a, 0, NULL, &g) == 0);
+			globfree(&g);
+		} else if (!strcmp(op, "dlopen")) {
+			NEED(1);
+			report(op, dlopen(a, RTLD_NOW) != NULL);
+		} else if (!strcmp(op, "setlocale")) {
+			report(op, setlocale(LC_ALL, "") != NULL);
+		} else if (!strcmp(op, "syscall-open")) {
+			NEED(1);
+			fd = (int)syscall(SYS_openat, AT_FDCWD, a, O_RDONLY);
+			report(op, fd >= 0);
+			if (fd >= 0)
+				close(fd);
+		} else if (!strcmp(op, "tmpfile")) {
+			FILE *f = tmpfile();
+
+			report(op, f != NULL);
+			if (f)
+				fclose(f);
+		} else if (!strcmp(op, "exit")) {
+			NEED(1);
+			fflush(stdout);
+			exit(atoi(a));
+		} else if (!strcmp(op, "_exit")) {
+			NEED(1);
+			fflush(stdout);
+			_exit(atoi(a));
+		} else {
+			fprintf(stderr, "trace-probe: unknown operation %s\n", op);
+			return 2;
+		}
+	}
+	return 0;
+}

@@ -1,0 +1,364 @@
+/*
+ * Unit tests for worker/readset.c: the verdict a trace log earns, the
+ * read set's codec, and its check against the file system.  The logs are
+ * written here by hand, event by event, as the preload would write them
+ * (worker/tracelog.h); test-trace.c checks the preload itself.
+ */
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/utsname.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "../../worker/readset.h"
+#include "../../worker/tracelog.h"
+#include "tap.h"
+
+#define ROOT 4242
+#define ENV 77
+
+static char dir[] = "/tmp/asynccompile-readset.XXXXXX";
+
+static int64_t now_real(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+/*
+ * A command start well after the files the test just made: a file's
+ * ctime cannot be set back, and one changed within RS_RACY_NS of the
+ * start is not trusted.
+ */
+static int64_t later(void)
+{
+	return now_real() + 10 * RS_RACY_NS;
+}
+
+/* Append one event; the identity is the path's as it is now. */
+static void ev(struct buf *log, int type, int flags, int pid, int aux, const char *path)
+{
+	struct tl_event e;
+	struct stat sb;
+	size_t n = strlen(path);
+
+	memset(&e, 0, sizeof e);
+	e.type = (uint8_t)type;
+	e.flags = (uint8_t)flags;
+	e.pid = pid;
+	e.aux = aux;
+	if (type != TL_OPAQUE && type != TL_VALUE && type != TL_BYE && type != TL_FORK &&
+	    type != TL_EXECFAIL && type != TL_CLOCK &&
+	    !((flags & TL_NOFOLLOW) ? lstat(path, &sb) : stat(path, &sb))) {
+		e.kind = S_ISREG(sb.st_mode) ? TL_FILE : S_ISDIR(sb.st_mode) ? TL_DIR
+			 : S_ISLNK(sb.st_mode) ? TL_LINK : TL_OTHER;
+		e.mode = sb.st_mode;
+		e.dev = sb.st_dev;
+		e.ino = sb.st_ino;
+		e.size = sb.st_size;
+		e.mtime_ns = (int64_t)sb.st_mtim.tv_sec * 1000000000 + sb.st_mtim.tv_nsec;
+		e.ctime_ns = (int64_t)sb.st_ctim.tv_sec * 1000000000 + sb.st_ctim.tv_nsec;
+	}
+	e.len = (uint32_t)(sizeof e + n);
+	buf_add(log, &e, sizeof e);
+	buf_add(log, path, n);
+}
+
+static char *at(const char *name)
+{
+	static char p[8][512];
+	static int i;
+
+	i = (i + 1) % 8;
+	snprintf(p[i], sizeof p[i], "%s/%s", dir, name);
+	return p[i];
+}
+
+static void put(const char *name, const char *text)
+{
+	FILE *f = fopen(at(name), "w");
+
+	if (!f || fputs(text, f) < 0 || fclose(f))
+		abort();
+}
+
+/* Backdate a file so that it is not racy. */
+static void age(const char *name)
+{
+	struct timespec t[2] = { { 1000000000, 0 }, { 1000000000, 0 } };
+
+	if (utimensat(AT_FDCWD, at(name), t, 0))
+		abort();
+}
+
+static void start(struct buf *log)
+{
+	buf_reset(log);
+	ev(log, TL_HELLO, 0, ROOT, 1, "/bin/sh");
+}
+
+static void finish(struct buf *log)
+{
+	ev(log, TL_BYE, 0, ROOT, 0, "");
+}
+
+/* Build, then check now: the verdict of readset_check (and the build's). */
+static int verdict(const struct buf *log, int64_t start_ns, struct buf *rs)
+{
+	struct buf why = BUF_INIT;
+	int v;
+
+	buf_reset(rs);
+	readset_build(log->data, log->len, ROOT, start_ns, ENV, rs);
+	v = readset_check(rs->data, rs->len, ENV, &why);
+	if (v != RS_PURE)
+		diag("not pure: %s", why.len ? (char *)why.data : "?");
+	buf_release(&why);
+	return v;
+}
+
+/* A command that read a file, missed one, listed a directory. */
+static void test_pure(void)
+{
+	struct buf log = BUF_INIT, rs = BUF_INIT, why = BUF_INIT;
+	int64_t t0;
+
+	put("in.txt", "one");
+	age("in.txt");
+	mkdir(at("listed"), 0700);
+	put("listed/a", "a");
+	age("listed");
+	t0 = later();
+	start(&log);
+	ev(&log, TL_READ, 0, ROOT, 0, at("in.txt"));
+	ev(&log, TL_READ, 0, ROOT, 0, at("missing.h"));
+	ev(&log, TL_LIST, 0, ROOT, 0, at("listed"));
+	ev(&log, TL_READ, 0, ROOT, 0, "/dev/null");
+	finish(&log);
+	ok(verdict(&log, t0, &rs) == RS_PURE, "a command that only read is pure");
+	ok(readset_check(rs.data, rs.len, ENV + 1, &why) != RS_PURE && strstr((char *)why.data, "environment"),
+	   "another environment does not match: %s", (char *)why.data);
+	buf_reset(&why);
+	put("in.txt", "two!");
+	ok(readset_check(rs.data, rs.len, ENV, &why) != RS_PURE && strstr((char *)why.data, "in.txt"),
+	   "a file it read changed: %s", (char *)why.data);
+	buf_reset(&rs);
+	age("in.txt");
+	start(&log);
+	ev(&log, TL_READ, 0, ROOT, 0, at("missing.h"));
+	ev(&log, TL_LIST, 0, ROOT, 0, at("listed"));
+	finish(&log);
+	readset_build(log.data, log.len, ROOT, t0, ENV, &rs);
+	put("missing.h", "");
+	buf_reset(&why);
+	ok(readset_check(rs.data, rs.len, ENV, &why) != RS_PURE && strstr((char *)why.data, "missing.h"),
+	   "a path it looked up in vain appeared: %s", (char *)why.data);
+	unlink(at("missing.h"));
+	ok(readset_check(rs.data, rs.len, ENV, &why) == RS_PURE, "and holds again once it is gone");
+	put("listed/b", "b");
+	buf_reset(&why);
+	ok(readset_check(rs.data, rs.len, ENV, &why) != RS_PURE && strstr((char *)why.data, "listed"),
+	   "a directory it listed got an entry: %s", (char *)why.data);
+	buf_release(&log);
+	buf_release(&rs);
+	buf_release(&why);
+}
+
+static void test_accounting(void)
+{
+	struct buf log = BUF_INIT, rs = BUF_INIT;
+	int64_t t0 = later();
+
+	buf_reset(&log);
+	ev(&log, TL_READ, 0, ROOT, 0, "/bin/sh");
+	ok(verdict(&log, t0, &rs) == RS_OPAQUE, "no HELLO from the command: opaque");
+	start(&log);
+	ok(verdict(&log, t0, &rs) == RS_OPAQUE, "a HELLO without its BYE: opaque");
+	start(&log);
+	ev(&log, TL_EXEC, 0, ROOT, 0, "/bin/true");
+	finish(&log);
+	ok(verdict(&log, t0, &rs) == RS_OPAQUE, "an exec without its HELLO (a static program): opaque");
+	start(&log);
+	ev(&log, TL_EXEC, 0, ROOT, 0, "/bin/true");
+	ev(&log, TL_HELLO, 0, ROOT, 1, "/bin/true");
+	finish(&log);
+	ok(verdict(&log, t0, &rs) == RS_PURE, "an exec followed by its HELLO is accounted for");
+	start(&log);
+	ev(&log, TL_EXEC, 0, ROOT, 0, at("nope"));
+	ev(&log, TL_EXECFAIL, 0, ROOT, 2, "");
+	finish(&log);
+	ok(verdict(&log, t0, &rs) == RS_PURE, "a failed exec is accounted for");
+	start(&log);
+	ev(&log, TL_FORK, 0, ROOT + 1, ROOT, "");
+	finish(&log);
+	ok(verdict(&log, t0, &rs) == RS_OPAQUE, "a forked child that never said BYE: opaque");
+	start(&log);
+	ev(&log, TL_FORK, 0, ROOT + 1, ROOT, "");
+	ev(&log, TL_BYE, 0, ROOT + 1, 0, "");
+	finish(&log);
+	ok(verdict(&log, t0, &rs) == RS_PURE, "a forked child that said BYE is accounted for");
+	start(&log);
+	ev(&log, TL_SPAWN, 0, ROOT, ROOT + 2, "/bin/true");
+	finish(&log);
+	ok(verdict(&log, t0, &rs) == RS_OPAQUE, "a spawned child without its HELLO: opaque");
+	start(&log);
+	ev(&log, TL_OPAQUE, 0, ROOT, 0, "glob() is not modelled");
+	finish(&log);
+	ok(verdict(&log, t0, &rs) == RS_OPAQUE, "an OPAQUE event: opaque");
+	start(&log);
+	buf_add(&log, "garbage", 7);
+	ok(verdict(&log, t0, &rs) == RS_OPAQUE, "a malformed log: opaque");
+	buf_release(&log);
+	buf_release(&rs);
+}
+
+static void test_writes(void)
+{
+	struct buf log = BUF_INIT, rs = BUF_INIT, why = BUF_INIT;
+	int64_t t0;
+
+	put("kept.txt", "x");
+	age("kept.txt");
+	t0 = later();
+	start(&log);
+	ev(&log, TL_WRITE, 0, ROOT, 0, at("kept.txt"));
+	finish(&log);
+	ok(verdict(&log, t0, &rs) == RS_IMPURE, "writing a file that was there: impure");
+
+	start(&log);
+	ev(&log, TL_WRITE, 0, ROOT, 0, at("new.txt")); /* absent before */
+	put("new.txt", "made");
+	finish(&log);
+	ok(verdict(&log, t0, &rs) == RS_IMPURE, "creating a file that stays: impure");
+	unlink(at("new.txt"));
+
+	start(&log);
+	ev(&log, TL_WRITE, 0, ROOT, 0, at("scratch")); /* mkdir */
+	mkdir(at("scratch"), 0700);
+	ev(&log, TL_WRITE, 0, ROOT, 0, at("scratch/tmp.o"));
+	put("scratch/tmp.o", "o");
+	ev(&log, TL_READ, 0, ROOT, 0, at("scratch/tmp.o"));
+	unlink(at("scratch/tmp.o"));
+	rmdir(at("scratch"));
+	ev(&log, TL_WRITE, 0, ROOT, 0, at("scratch"));
+	finish(&log);
+	ok(verdict(&log, t0, &rs) == RS_PURE, "a scratch directory made and removed: pure");
+	ok(!memmem(rs.data, rs.len, "scratch/", 8), "and nothing under it is in the read set");
+	mkdir(at("scratch"), 0700);
+	ok(readset_check(rs.data, rs.len, ENV, &why) != RS_PURE,
+	   "but its absence is: with it there, the run does not hold");
+	rmdir(at("scratch"));
+	start(&log);
+	ev(&log, TL_WRITE, 0, ROOT, 0, "/dev/null");
+	finish(&log);
+	ok(verdict(&log, t0, &rs) == RS_PURE, "writing /dev/null is no write");
+	buf_release(&log);
+	buf_release(&rs);
+	buf_release(&why);
+}
+
+static void test_inputs(void)
+{
+	struct buf log = BUF_INIT, rs = BUF_INIT, why = BUF_INIT;
+	struct utsname u;
+	char v[1200];
+	int64_t t0;
+
+	t0 = later();
+	start(&log);
+	ev(&log, TL_READ, 0, ROOT, 0, "/proc/cpuinfo");
+	finish(&log);
+	ok(verdict(&log, t0, &rs) == RS_OPAQUE, "reading /proc: opaque");
+	start(&log);
+	ev(&log, TL_CLOCK, TL_TO_ANSWER, ROOT, 0, "");
+	finish(&log);
+	ok(verdict(&log, t0, &rs) == RS_OPAQUE, "the clock read where it can reach the answer: opaque");
+	start(&log);
+	ev(&log, TL_CLOCK, 0, ROOT, 0, "");
+	finish(&log);
+	ok(verdict(&log, t0, &rs) == RS_PURE, "the clock read with the output elsewhere: pure");
+
+	put("fresh.txt", "new");
+	start(&log);
+	ev(&log, TL_READ, 0, ROOT, 0, at("fresh.txt"));
+	finish(&log);
+	ok(verdict(&log, now_real(), &rs) == RS_OPAQUE,
+	   "a file modified just before the command read it: opaque (racy)");
+	age("fresh.txt");
+	start(&log);
+	ev(&log, TL_READ, 0, ROOT, 0, at("fresh.txt"));
+	put("fresh.txt", "newer");
+	ev(&log, TL_READ, 0, ROOT, 0, at("fresh.txt"));
+	finish(&log);
+	ok(verdict(&log, later(), &rs) == RS_OPAQUE, "a file that changed while it ran: opaque");
+
+	if (uname(&u))
+		abort();
+	snprintf(v, sizeof v, "uname=%s %s %s %s", u.sysname, u.release, u.version, u.machine);
+	start(&log);
+	ev(&log, TL_VALUE, 0, ROOT, 0, v);
+	finish(&log);
+	ok(verdict(&log, t0, &rs) == RS_PURE, "uname read: pure, and it holds now");
+	start(&log);
+	ev(&log, TL_VALUE, 0, ROOT, 0, "uname=Plan9 1 1 mips");
+	finish(&log);
+	buf_reset(&rs);
+	readset_build(log.data, log.len, ROOT, t0, ENV, &rs);
+	ok(readset_check(rs.data, rs.len, ENV, &why) != RS_PURE, "another uname does not hold: %s",
+	   (char *)why.data);
+	buf_release(&log);
+	buf_release(&rs);
+	buf_release(&why);
+}
+
+static void test_codec(void)
+{
+	struct buf log = BUF_INIT, rs = BUF_INIT;
+	size_t bad = 0;
+	int v;
+	const char *why;
+
+	put("c.txt", "c");
+	age("c.txt");
+	start(&log);
+	ev(&log, TL_READ, 0, ROOT, 0, at("c.txt"));
+	ev(&log, TL_READ, TL_NOFOLLOW, ROOT, 0, at("c.txt"));
+	ev(&log, TL_READ, 0, ROOT, 0, at("none"));
+	finish(&log);
+	readset_build(log.data, log.len, ROOT, later(), ENV, &rs);
+	ok(readset_decode(rs.data, rs.len, &v, &why) == 0 && v == RS_PURE, "a read set decodes");
+	for (size_t n = 0; n < rs.len; n++)
+		bad += readset_decode(rs.data, n, &v, &why) == 0;
+	ok(bad == 0, "every truncation is refused (%zu accepted)", bad);
+	buf_addch(&rs, 0);
+	ok(readset_decode(rs.data, rs.len, &v, &why) < 0, "trailing bytes are refused");
+	ok(readset_verdict("", 0) == RS_OPAQUE, "an empty read set is opaque");
+	buf_reset(&rs);
+	readset_opaque(&rs, "because");
+	ok(readset_decode(rs.data, rs.len, &v, &why) == 0 && v == RS_OPAQUE,
+	   "an opaque verdict decodes as one");
+	buf_release(&log);
+	buf_release(&rs);
+}
+
+int main(void)
+{
+	char cmd[600];
+
+	if (!mkdtemp(dir))
+		abort();
+	test_pure();
+	test_accounting();
+	test_writes();
+	test_inputs();
+	test_codec();
+	snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+	if (system(cmd))
+		abort();
+	return done_testing();
+}

@@ -1,0 +1,294 @@
+/*
+ * preload.c - asynccompile-trace.so: the tracer preloaded into every
+ * process of a traced command.  It appends to the command's log
+ * (worker/tracelog.h) what each process read, listed, ran and changed,
+ * so that the runner can decide whether the command's answer may be
+ * reused.  The rule above all others: what the tracer cannot see, or
+ * does not model, is an OPAQUE event (or missing HELLO/BYE accounting);
+ * nothing is guessed.  An OPAQUE only costs speed, a missed input is a
+ * wrong answer.
+ *
+ * Design
+ *  - Hooks interpose on the C library's exported functions (LD_PRELOAD);
+ *    each calls the real function found with dlsym(RTLD_NEXT) on first
+ *    use (trace.h).  Calls the C library makes inside
+ *    itself are invisible, so the functions that look files up
+ *    internally are modelled (locale, messages, time zone, realpath,
+ *    the dynamic loader) or made opaque (NSS, iconv, glob, nftw...).
+ *  - An event is written whole by one writev(2) on the log's O_APPEND
+ *    description, built on the stack: no allocation, no lock, safe in
+ *    fork children and on the way out.  Bookkeeping that emits several
+ *    events at once (the constructor, the models, an exec attempt) writes
+ *    them in as few writes as fit (tr_batch), still whole and in order.
+ *    An event identical to one of the last few this thread wrote is
+ *    dropped (nothing it would say is new).  Paths are absolute (the
+ *    working directory or the dirfd's /proc/self/fd link, then '/', then
+ *    the path as given).
+ *  - The constructor checks ASYNCCOMPILE_TRACE against the descriptor
+ *    it names (fstat dev:ino); without a match the library does nothing
+ *    at all.  It then writes HELLO and what the dynamic loader read, and
+ *    hides its variables from the program (env.c); exec and spawn hooks
+ *    put them back into every environment passed on, env -i included.
+ *  - Our descriptor survives the program: close() of it is a no-op,
+ *    dup2/dup3 onto it move the log first, close_range/closefrom skip it
+ *    (hooks_fd.c).
+ *
+ * Modelled (each file's top comment has the details)
+ *  - process life: HELLO (constructor), BYE (destructor, exit, _exit,
+ *    _Exit; main's return value through __libc_start_main; -1 when the
+ *    status is not known), FORK (fork, vfork as fork, _Fork, forkpty),
+ *    EXEC/EXECFAIL (the exec family with glibc's PATH walk, each miss a
+ *    negative READ), SPAWN (posix_spawn, posix_spawnp, and system() and
+ *    popen() re-implemented on it so that their shell is traced);
+ *  - the dynamic loader: every loaded object, /etc/ld.so.cache,
+ *    /etc/ld.so.preload, and the directories it searches (LD_LIBRARY_PATH,
+ *    DT_RPATH/DT_RUNPATH with $ORIGIN, the system directories, their
+ *    hwcaps subdirectories); objects loaded later (dlopen with a path,
+ *    the C library's own dlopens) on the next dlopen, exec or exit;
+ *  - lookups: the open, stat, access, readlink, realpath, opendir,
+ *    scandir, getdents, chdir, getxattr families (READ, LIST, negatives);
+ *  - changes: open for writing, creat, rename, unlink, mkdir, link,
+ *    symlink, truncate, chmod, chown, utime, mknod, mkfifo, xattrs, bind
+ *    of a socket path, mkstemp and tmpfile (WRITE, identity before);
+ *  - values: uname, gethostname, the number of CPUs (VALUE), the
+ *    real-time clock (CLOCK, once per process);
+ *  - locale, message catalogues and the time zone (hooks_locale.c).
+ * Opaque
+ *  - fexecve, execveat on a descriptor, clone, daemon, raw syscall() of
+ *    anything that touches files, processes or the network, NSS, iconv,
+ *    glob, nftw, ftw, fts, wordexp, sockets other than AF_UNIX, connect,
+ *    listen, sendto with an address, shared memory and IPC, dlopen by a
+ *    bare name not already loaded, dlmopen, static or setuid programs,
+ *    programs with file capabilities, 32-bit or foreign programs,
+ *    posix_spawn file actions that open files or change directory,
+ *    statfs/statvfs, sysinfo, inotify/fanotify, mount, chroot,
+ *    name_to_handle_at, catopen, getdate, gethostid, getdomainname,
+ *    tempnam, freopen of a stream's own file;
+ *  - a hook entered from inside the tracer's own bookkeeping (a signal
+ *    handler), and objects loaded by a fork child before it execs;
+ *  - anything that cannot be named (a path relative to an unnamed
+ *    directory, longer than an event) or whose outcome cannot be
+ *    explained (a lookup that failed with neither ENOENT nor an identity).
+ * Not events (by the log's definition, tracelog.h): reads and writes
+ * through descriptors already open (fstat, fstatfs, read, write,
+ * ftruncate...), the process's own ids, limits and memory size, and the
+ * monotonic and CPU clocks.
+ */
+#include <dlfcn.h>
+#include <fcntl.h>
+#include <link.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "trace.h"
+
+TR_REAL(readlink);
+TR_REAL(exit);
+TR_REAL(_exit);
+TR_REAL(_Exit);
+TR_REAL(__libc_start_main);
+
+static pthread_once_t tr_init_control = PTHREAD_ONCE_INIT;
+static int tr_bye_done;
+/* what the process is exiting with; -1 until it is known */
+static int tr_status = -1;
+static char tr_exe[PATH_MAX];
+
+/* "N" fields of ASYNCCOMPILE_TRACE: unsigned decimals split by ':'. */
+static int tr_parse_env(const char *v, uint64_t *f, int max)
+{
+	int n = 0;
+
+	while (n < max) {
+		uint64_t x = 0;
+		const char *start = v;
+
+		while (*v >= '0' && *v <= '9') {
+			if (x > (UINT64_MAX - 9) / 10)
+				return -1;
+			x = x * 10 + (uint64_t)(*v++ - '0');
+		}
+		if (v == start)
+			return -1;
+		f[n++] = x;
+		if (!*v)
+			return n;
+		if (*v++ != ':')
+			return -1;
+	}
+	return -1;
+}
+
+static void tr_hello(void)
+{
+	struct tl_event ev;
+	struct iovec v;
+	struct stat st;
+	ssize_t n = TR_CALL(readlink)("/proc/self/exe", tr_exe, sizeof tr_exe - 1);
+
+	tr_event_init(&ev, TL_HELLO);
+	ev.aux = (int32_t)getppid();
+	if (n > 0 && tr_exe[0] == '/' && (size_t)n < sizeof tr_exe - 1) {
+		tr_exe[n] = 0;
+		if (tr_stat_at(AT_FDCWD, tr_exe, 0, &st) == 0)
+			tr_ident(&ev, &st);
+		else
+			tr_opaque("the program's own file cannot be identified:", tr_exe);
+	} else {
+		strcpy(tr_exe, "/proc/self/exe");
+		tr_opaque("the program's own file cannot be named", NULL);
+	}
+	v.iov_base = tr_exe;
+	v.iov_len = strlen(tr_exe);
+	tr_write(&ev, &v, 1);
+}
+
+static void tr_init_once(void)
+{
+	const char *v = getenv(TL_ENV);
+	uint64_t f[7];
+	int n = v ? tr_parse_env(v, f, 7) : -1;
+	struct stat st;
+	Dl_info self;
+	struct tr_batch b;
+	int state = TR_OFF;
+
+	tr_busy = 1;
+	if ((n != 3 && n != 7) || f[0] > INT_MAX || fstat((int)f[0], &st) < 0 ||
+	    st.st_dev != f[1] || st.st_ino != f[2])
+		goto out;
+	if (!dladdr((void *)tr_init_once, &self) || !self.dli_fname ||
+	    strlen(self.dli_fname) >= sizeof tr_env.self)
+		goto out;
+	tr_real_warm();
+	tr_real_get(&tr_real__exit);
+	tr_real_get(&tr_real__Exit);
+	strcpy(tr_env.self, self.dli_fname);
+	tr_env.dev = f[1];
+	tr_env.ino = f[2];
+	if (n == 7) {
+		tr_env.pipes = 1;
+		tr_env.out_dev = f[3];
+		tr_env.out_ino = f[4];
+		tr_env.err_dev = f[5];
+		tr_env.err_ino = f[6];
+	}
+	tr_logfd = (int)f[0];
+	tr_pid = getpid();
+	tr_batch_begin(&b);
+	tr_hello();
+	tr_objects_startup(tr_exe);
+	tr_batch_end(&b);
+	tr_env_hide();
+	state = TR_ON;
+out:
+	tr_busy = 0;
+	__atomic_store_n(&tr_state, state, __ATOMIC_RELEASE);
+}
+
+int tr_init(void)
+{
+	int saved = errno;
+
+	pthread_once(&tr_init_control, tr_init_once);
+	errno = saved;
+	return __atomic_load_n(&tr_state, __ATOMIC_ACQUIRE);
+}
+
+__attribute__((constructor)) static void tr_constructor(void)
+{
+	tr_init();
+}
+
+void tr_bye(int status)
+{
+	struct tl_event ev;
+
+	if (__atomic_load_n(&tr_state, __ATOMIC_ACQUIRE) != TR_ON ||
+	    __atomic_exchange_n(&tr_bye_done, 1, __ATOMIC_ACQ_REL))
+		return;
+	tr_busy = 1;
+	/* objects the C library loaded for itself (libgcc_s, gconv) */
+	tr_objects_scan();
+	tr_event_init(&ev, TL_BYE);
+	ev.aux = status;
+	tr_write(&ev, NULL, 0);
+	tr_busy = 0;
+}
+
+/* The last destructor: exit() and a return from main come through here. */
+__attribute__((destructor)) static void tr_destructor(void)
+{
+	int saved = errno;
+
+	tr_bye(__atomic_load_n(&tr_status, __ATOMIC_RELAXED));
+	errno = saved;
+}
+
+void tr_after_fork_child(int parent)
+{
+	struct tl_event ev;
+
+	__atomic_store_n(&tr_pid, getpid(), __ATOMIC_RELAXED);
+	__atomic_store_n(&tr_bye_done, 0, __ATOMIC_RELAXED);
+	tr_emit_after_fork();
+	tr_objects_after_fork();
+	tr_event_init(&ev, TL_FORK);
+	ev.aux = parent;
+	tr_write(&ev, NULL, 0);
+}
+
+/* ---- the ways out ---- */
+
+TR_HOOK void exit(int status)
+{
+	__atomic_store_n(&tr_status, status, __ATOMIC_RELAXED);
+	TR_CALL(exit)(status);
+	abort();
+}
+
+TR_HOOK void _exit(int status)
+{
+	int saved = errno;
+
+	if (!tr_busy)
+		tr_bye(status);
+	errno = saved;
+	TR_CALL(_exit)(status);
+	abort();
+}
+
+TR_HOOK void _Exit(int status)
+{
+	int saved = errno;
+
+	if (!tr_busy)
+		tr_bye(status);
+	errno = saved;
+	TR_CALL(_Exit)(status);
+	abort();
+}
+
+/* main's return value is the exit status the destructor reports */
+static int (*tr_main_real)(int, char **, char **);
+
+static int tr_main(int argc, char **argv, char **envp)
+{
+	int r = tr_main_real(argc, argv, envp);
+
+	__atomic_store_n(&tr_status, r, __ATOMIC_RELAXED);
+	return r;
+}
+
+TR_HOOK int __libc_start_main(int (*main)(int, char **, char **), int argc, char **argv,
+			      void (*init)(void), void (*fini)(void), void (*rtld_fini)(void),
+			      void *stack_end)
+{
+	if (tr_init() == TR_ON) {
+		tr_main_real = main;
+		main = tr_main;
+	}
+	return TR_CALL(__libc_start_main)(main, argc, argv, init, fini, rtld_fini, stack_end);
+}

@@ -1,0 +1,701 @@
+/*
+ * readset.c - from a trace log to a verdict and a read set; the read
+ * set's codec and its check against the file system (readset.h).
+ */
+#include "readset.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/utsname.h>
+#include <unistd.h>
+
+#include "proto.h"
+#include "store.h"
+#include "tracelog.h"
+
+#define RS_REASON_MAX 200
+/*
+ * Kernel files whose content, not identity, is an input: kept as a
+ * VALUE "file:PATH=HASH" (the only one: every coreutils program reads
+ * it through libselinux).
+ */
+#define RS_PROC_FS "/proc/filesystems"
+
+struct rs_state;
+static void rs_value_now(const char *name, size_t n, struct buf *v);
+static void rs_value(struct rs_state *st, const char *p, size_t n);
+
+/* One path the log names, with what the command did to it. */
+struct rs_path {
+	char *path;
+	size_t len;
+	uint64_t h;
+	unsigned seen : 1;          /* some event named it */
+	unsigned first_absent : 1;  /* ... and the first one found it absent */
+	unsigned written : 1;
+	unsigned changed : 1;       /* read twice with two identities */
+	unsigned has[3];            /* READ follow, READ nofollow, LIST */
+	struct tl_event id[3];
+};
+
+enum { RS_FOLLOW, RS_NOFOLLOW, RS_LISTED };
+
+struct rs_proc {
+	int32_t pid;
+	unsigned used : 1, alive : 1, pending : 1, hello : 1;
+};
+
+struct rs_state {
+	struct rs_path *paths;
+	size_t npaths, cappaths;
+	struct rs_proc *procs;
+	size_t nprocs, capprocs;
+	struct buf values;          /* VALUE texts, each NUL-terminated */
+	char reason[RS_REASON_MAX];
+	int verdict;
+};
+
+static void rs_set(struct rs_state *st, int verdict, const char *what, const char *path,
+		   size_t plen)
+{
+	if (verdict <= st->verdict)
+		return;
+	st->verdict = verdict;
+	if (plen > 120)
+		plen = 120;
+	snprintf(st->reason, sizeof st->reason, "%s%s%.*s", what, path ? " " : "",
+		 (int)plen, path ? path : "");
+}
+
+/* ---- tables: open addressing, grown at half full ---- */
+
+static struct rs_path *rs_path_get(struct rs_state *st, const char *p, size_t n)
+{
+	uint64_t h = store_hash(p, n, STORE_HASH_INIT);
+	size_t i;
+
+	if (2 * (st->npaths + 1) > st->cappaths) {
+		size_t cap = st->cappaths ? 2 * st->cappaths : 256;
+		struct rs_path *t = calloc(cap, sizeof *t);
+
+		if (!t)
+			abort();
+		for (size_t k = 0; k < st->cappaths; k++) {
+			struct rs_path *o = &st->paths[k];
+
+			if (!o->path)
+				continue;
+			for (i = o->h % cap; t[i].path; i = (i + 1) % cap)
+				;
+			t[i] = *o;
+		}
+		free(st->paths);
+		st->paths = t;
+		st->cappaths = cap;
+	}
+	for (i = h % st->cappaths; st->paths[i].path; i = (i + 1) % st->cappaths) {
+		struct rs_path *e = &st->paths[i];
+
+		if (e->h == h && e->len == n && !memcmp(e->path, p, n))
+			return e;
+	}
+	st->paths[i].path = malloc(n + 1);
+	if (!st->paths[i].path)
+		abort();
+	memcpy(st->paths[i].path, p, n);
+	st->paths[i].path[n] = 0;
+	st->paths[i].len = n;
+	st->paths[i].h = h;
+	st->npaths++;
+	return &st->paths[i];
+}
+
+static struct rs_proc *rs_proc_get(struct rs_state *st, int32_t pid)
+{
+	size_t i;
+
+	if (2 * (st->nprocs + 1) > st->capprocs) {
+		size_t cap = st->capprocs ? 2 * st->capprocs : 64;
+		struct rs_proc *t = calloc(cap, sizeof *t);
+
+		if (!t)
+			abort();
+		for (size_t k = 0; k < st->capprocs; k++) {
+			if (!st->procs[k].used)
+				continue;
+			for (i = (uint32_t)st->procs[k].pid % cap; t[i].used; i = (i + 1) % cap)
+				;
+			t[i] = st->procs[k];
+		}
+		free(st->procs);
+		st->procs = t;
+		st->capprocs = cap;
+	}
+	for (i = (uint32_t)pid % st->capprocs; st->procs[i].used; i = (i + 1) % st->capprocs)
+		if (st->procs[i].pid == pid)
+			return &st->procs[i];
+	st->procs[i].used = 1;
+	st->procs[i].pid = pid;
+	st->nprocs++;
+	return &st->procs[i];
+}
+
+/* ---- what a path is worth ---- */
+
+static int rs_prefix(const char *p, size_t n, const char *pre)
+{
+	size_t k = strlen(pre);
+	return n >= k && !memcmp(p, pre, k);
+}
+
+static int rs_is(const char *p, size_t n, const char *s)
+{
+	return n == strlen(s) && !memcmp(p, s, n);
+}
+
+/* Descriptors and devices whose reading says nothing about the answer. */
+static int rs_ignored_io(const char *p, size_t n)
+{
+	static const char *const ok[] = {
+		"/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/dev/urandom",
+		"/dev/stdin", "/dev/stdout", "/dev/stderr", "/dev/fd/0", "/dev/fd/1",
+		"/dev/fd/2", "/proc/self/fd/0", "/proc/self/fd/1", "/proc/self/fd/2",
+		"/proc/self/exe", NULL
+	};
+	for (int i = 0; ok[i]; i++)
+		if (rs_is(p, n, ok[i]))
+			return 1;
+	return 0;
+}
+
+/* Inputs with no identity to check again. */
+static int rs_unidentified(const char *p, size_t n)
+{
+	return rs_prefix(p, n, "/proc/") || rs_prefix(p, n, "/sys/") ||
+	       rs_prefix(p, n, "/dev/") || rs_is(p, n, "/proc") || rs_is(p, n, "/sys");
+}
+
+static void rs_note_first(struct rs_path *e, int absent)
+{
+	if (!e->seen) {
+		e->seen = 1;
+		e->first_absent = absent;
+	}
+}
+
+static int rs_same_id(const struct tl_event *a, const struct tl_event *b)
+{
+	return a->kind == b->kind && a->mode == b->mode && a->dev == b->dev &&
+	       a->ino == b->ino && a->size == b->size && a->mtime_ns == b->mtime_ns &&
+	       a->ctime_ns == b->ctime_ns;
+}
+
+static void rs_read(struct rs_state *st, const struct tl_event *ev, int slot, const char *p,
+		    size_t n)
+{
+	struct rs_path *e;
+
+	if (rs_ignored_io(p, n))
+		return;
+	if (rs_is(p, n, RS_PROC_FS)) {
+		/* libselinux's test for selinuxfs: its text is what is checked */
+		struct buf v = BUF_INIT;
+
+		rs_value_now("file:" RS_PROC_FS, sizeof "file:" RS_PROC_FS - 1, &v);
+		rs_value(st, (char *)v.data, v.len);
+		buf_release(&v);
+		return;
+	}
+	/* an absence is checked like any other (cc1 looks for /dev/null.gch) */
+	if (ev->kind != TL_ABSENT && (rs_unidentified(p, n) || ev->kind == TL_OTHER)) {
+		rs_set(st, RS_OPAQUE, "read an input without identity:", p, n);
+		return;
+	}
+	e = rs_path_get(st, p, n);
+	rs_note_first(e, ev->kind == TL_ABSENT);
+	if (!e->has[slot]) {
+		e->has[slot] = 1;
+		e->id[slot] = *ev;
+	} else if (slot != RS_LISTED && ev->kind == TL_DIR && e->id[slot].kind == TL_DIR) {
+		/* a directory looked at, not listed: only what rs_holds checks */
+		if (e->id[slot].dev != ev->dev || e->id[slot].ino != ev->ino ||
+		    e->id[slot].mode != ev->mode)
+			e->changed = 1;
+	} else if (!rs_same_id(&e->id[slot], ev)) {
+		e->changed = 1;
+	}
+}
+
+static void rs_write(struct rs_state *st, const struct tl_event *ev, const char *p, size_t n)
+{
+	struct rs_path *e;
+
+	if (rs_ignored_io(p, n) && !rs_is(p, n, "/proc/self/exe"))
+		return;
+	if (rs_unidentified(p, n)) {
+		rs_set(st, RS_IMPURE, "wrote", p, n);
+		return;
+	}
+	e = rs_path_get(st, p, n);
+	rs_note_first(e, ev->kind == TL_ABSENT);
+	e->written = 1;
+}
+
+static void rs_value(struct rs_state *st, const char *p, size_t n)
+{
+	const char *eq = memchr(p, '=', n);
+	size_t name = eq ? (size_t)(eq - p) + 1 : n;
+
+	for (size_t off = 0; off < st->values.len;) {
+		const char *v = (const char *)st->values.data + off;
+		size_t len = strlen(v);
+
+		if (len >= name && !memcmp(v, p, name)) {
+			if (len != n || memcmp(v, p, n))
+				rs_set(st, RS_OPAQUE, "an input changed while it ran:", p, name);
+			return;
+		}
+		off += len + 1;
+	}
+	buf_add(&st->values, p, n);
+	buf_addch(&st->values, 0);
+}
+
+/* A path event names an absolute path, a value a name=value, no NUL. */
+static int rs_well_formed(const struct tl_event *ev, const char *p, size_t n)
+{
+	if (ev->kind > TL_OTHER || (ev->flags & ~(TL_NOFOLLOW | TL_TO_ANSWER)) || memchr(p, 0, n))
+		return 0;
+	switch (ev->type) {
+	case TL_HELLO: case TL_EXEC: case TL_SPAWN: case TL_READ: case TL_LIST: case TL_WRITE:
+		return n > 0 && p[0] == '/';
+	case TL_VALUE:
+		return memchr(p, '=', n) != NULL;
+	default:
+		return 1;
+	}
+}
+
+static void rs_event(struct rs_state *st, const struct tl_event *ev, const char *p, size_t n)
+{
+	struct rs_proc *pr;
+
+	if (!rs_well_formed(ev, p, n)) {
+		rs_set(st, RS_OPAQUE, "a malformed trace", NULL, 0);
+		return;
+	}
+	switch (ev->type) {
+	case TL_HELLO:
+		pr = rs_proc_get(st, ev->pid);
+		pr->alive = pr->hello = 1;
+		pr->pending = 0;
+		rs_read(st, ev, RS_FOLLOW, p, n);
+		break;
+	case TL_BYE:
+		rs_proc_get(st, ev->pid)->alive = 0;
+		break;
+	case TL_FORK:
+		rs_proc_get(st, ev->pid)->alive = 1;
+		break;
+	case TL_EXEC:
+		rs_proc_get(st, ev->pid)->pending = 1;
+		rs_read(st, ev, RS_FOLLOW, p, n);
+		break;
+	case TL_EXECFAIL:
+		rs_proc_get(st, ev->pid)->pending = 0;
+		break;
+	case TL_SPAWN:
+		pr = rs_proc_get(st, ev->aux);
+		if (!pr->hello)
+			pr->pending = 1;
+		rs_read(st, ev, RS_FOLLOW, p, n);
+		break;
+	case TL_READ:
+		rs_read(st, ev, (ev->flags & TL_NOFOLLOW) ? RS_NOFOLLOW : RS_FOLLOW, p, n);
+		break;
+	case TL_LIST:
+		rs_read(st, ev, RS_LISTED, p, n);
+		break;
+	case TL_WRITE:
+		rs_write(st, ev, p, n);
+		break;
+	case TL_OPAQUE:
+		rs_set(st, RS_OPAQUE, "the tracer cannot see:", p, n);
+		break;
+	case TL_CLOCK:
+		if (ev->flags & TL_TO_ANSWER)
+			rs_set(st, RS_OPAQUE, "read the clock", NULL, 0);
+		break;
+	case TL_VALUE:
+		rs_value(st, p, n);
+		break;
+	default:
+		rs_set(st, RS_OPAQUE, "a malformed trace", NULL, 0);
+	}
+}
+
+/* Absent now (ENOENT, ENOTDIR): what was created was removed again. */
+static int rs_gone(const char *path)
+{
+	struct stat sb;
+	return lstat(path, &sb) < 0 && (errno == ENOENT || errno == ENOTDIR);
+}
+
+static int rs_under(const struct rs_path *e, const struct rs_path *dir)
+{
+	return e->len > dir->len && e->path[dir->len] == '/' &&
+	       !memcmp(e->path, dir->path, dir->len);
+}
+
+/* Written paths: each scratch (gone, and absent before) or impure. */
+static void rs_settle_writes(struct rs_state *st)
+{
+	for (size_t i = 0; i < st->cappaths; i++) {
+		struct rs_path *e = &st->paths[i];
+
+		if (!e->path || !e->written)
+			continue;
+		if (!e->first_absent || !rs_gone(e->path))
+			rs_set(st, RS_IMPURE, "wrote", e->path, e->len);
+	}
+}
+
+/* Under a directory the command wrote (made and removed: pure). */
+static int rs_scratch(const struct rs_path *e, struct rs_path *const *written, size_t nw)
+{
+	for (size_t i = 0; i < nw; i++)
+		if (rs_under(e, written[i]))
+			return 1;
+	return 0;
+}
+
+static int rs_racy(const struct tl_event *id, int slot, int64_t start_real_ns)
+{
+	if (id->kind == TL_ABSENT || (id->kind == TL_DIR && slot != RS_LISTED))
+		return 0;
+	return id->mtime_ns >= start_real_ns - RS_RACY_NS ||
+	       id->ctime_ns >= start_real_ns - RS_RACY_NS;
+}
+
+static void rs_put_entry(struct buf *out, uint8_t type, uint8_t flags, const struct tl_event *id,
+			 const char *path)
+{
+	put_u8(out, type);
+	put_u8(out, id->kind);
+	put_u8(out, flags);
+	put_u32(out, id->mode);
+	put_i64(out, (int64_t)id->dev);
+	put_i64(out, (int64_t)id->ino);
+	put_i64(out, id->size);
+	put_i64(out, id->mtime_ns);
+	put_i64(out, id->ctime_ns);
+	put_str(out, path);
+}
+
+static void rs_encode(struct rs_state *st, int64_t start_real_ns, uint64_t env, struct buf *out)
+{
+	static const uint8_t type[3] = { TL_READ, TL_READ, TL_LIST };
+	static const uint8_t flags[3] = { 0, TL_NOFOLLOW, 0 };
+	struct buf ents = BUF_INIT;
+	struct rs_path **written = calloc(st->npaths + 1, sizeof *written);
+	size_t nw = 0;
+	uint32_t count = 0;
+
+	if (!written)
+		abort();
+	for (size_t i = 0; i < st->cappaths; i++)
+		if (st->paths[i].path && st->paths[i].written)
+			written[nw++] = &st->paths[i];
+	for (size_t i = 0; st->verdict == RS_PURE && i < st->cappaths; i++) {
+		struct rs_path *e = &st->paths[i];
+
+		if (!e->path || rs_scratch(e, written, nw))
+			continue;
+		if (e->written) {
+			/*
+			 * Scratch (pure runs only get here): absent before, absent
+			 * after.  What the command did depended on its absence
+			 * (rm -rf, mkdir), and that is all it may depend on.
+			 */
+			struct tl_event absent = { 0 };
+
+			rs_put_entry(&ents, TL_READ, TL_NOFOLLOW, &absent, e->path);
+			count++;
+			continue;
+		}
+		if (e->changed) {
+			rs_set(st, RS_OPAQUE, "an input changed while it ran:", e->path, e->len);
+			break;
+		}
+		for (int s = 0; s < 3; s++) {
+			if (!e->has[s])
+				continue;
+			if (rs_racy(&e->id[s], s, start_real_ns)) {
+				rs_set(st, RS_OPAQUE, "an input changed as it ran:", e->path, e->len);
+				break;
+			}
+			rs_put_entry(&ents, type[s], flags[s], &e->id[s], e->path);
+			count++;
+		}
+	}
+	for (size_t off = 0; st->verdict == RS_PURE && off < st->values.len;) {
+		const char *v = (const char *)st->values.data + off;
+		struct tl_event none = { 0 };
+
+		rs_put_entry(&ents, TL_VALUE, 0, &none, v);
+		count++;
+		off += strlen(v) + 1;
+	}
+	if (count > RS_MAX_ENTRIES)
+		rs_set(st, RS_OPAQUE, "too many inputs", NULL, 0);
+	put_u8(out, RS_MAGIC);
+	put_u8(out, (uint8_t)st->verdict);
+	put_i64(out, (int64_t)env);
+	put_str(out, st->verdict == RS_PURE ? "" : st->reason);
+	if (st->verdict == RS_PURE) {
+		put_u32(out, count);
+		buf_add(out, ents.data, ents.len);
+	} else {
+		put_u32(out, 0);
+	}
+	buf_release(&ents);
+	free(written);
+}
+
+void readset_build(const void *log, size_t n, pid_t root, int64_t start_real_ns,
+		   uint64_t env, struct buf *out)
+{
+	struct rs_state st = { .verdict = RS_PURE };
+	struct tl_event ev;
+	const char *p;
+	size_t off = 0, plen;
+
+	while (tl_next(log, n, &off, &ev, &p, &plen))
+		rs_event(&st, &ev, p, plen);
+	if (off != n)
+		rs_set(&st, RS_OPAQUE, "a malformed trace", NULL, 0);
+	if (!rs_proc_get(&st, (int32_t)root)->hello)
+		rs_set(&st, RS_OPAQUE, "the command was not traced", NULL, 0);
+	for (size_t i = 0; i < st.capprocs; i++) {
+		struct rs_proc *pr = &st.procs[i];
+		char what[64];
+
+		if (!pr->used || (!pr->alive && !pr->pending))
+			continue;
+		snprintf(what, sizeof what, "process %d was not traced to its end", (int)pr->pid);
+		rs_set(&st, RS_OPAQUE, what, NULL, 0);
+	}
+	rs_settle_writes(&st);
+	rs_encode(&st, start_real_ns, env, out);
+	for (size_t i = 0; i < st.cappaths; i++)
+		free(st.paths[i].path);
+	free(st.paths);
+	free(st.procs);
+	buf_release(&st.values);
+}
+
+void readset_opaque(struct buf *out, const char *reason)
+{
+	put_u8(out, RS_MAGIC);
+	put_u8(out, RS_OPAQUE);
+	put_i64(out, 0);
+	put_str(out, reason);
+	put_u32(out, 0);
+}
+
+/* ---- reading it back ---- */
+
+struct rs_entry {
+	uint8_t type, kind, flags;
+	uint32_t mode;
+	int64_t dev, ino, size, mtime_ns, ctime_ns;
+	const char *path; /* into the encoding; not NUL-terminated */
+	size_t plen;
+};
+
+static int rs_get_head(struct reader *r, int *verdict, uint64_t *env, const char **reason,
+		       size_t *rlen, uint32_t *count, const char **why)
+{
+	if (get_u8(r) != RS_MAGIC || r->failed) {
+		*why = "not a read set";
+		return -1;
+	}
+	*verdict = get_u8(r);
+	*env = (uint64_t)get_i64(r);
+	*reason = get_bytes(r, rlen);
+	*count = get_u32(r);
+	if (r->failed || *verdict > RS_OPAQUE || *count > RS_MAX_ENTRIES ||
+	    (*verdict != RS_PURE && *count)) {
+		*why = "a malformed read set";
+		return -1;
+	}
+	return 0;
+}
+
+static int rs_get_entry(struct reader *r, struct rs_entry *e)
+{
+	e->type = get_u8(r);
+	e->kind = get_u8(r);
+	e->flags = get_u8(r);
+	e->mode = get_u32(r);
+	e->dev = get_i64(r);
+	e->ino = get_i64(r);
+	e->size = get_i64(r);
+	e->mtime_ns = get_i64(r);
+	e->ctime_ns = get_i64(r);
+	e->path = get_bytes(r, &e->plen);
+	if (r->failed || !e->path || !e->plen || memchr(e->path, 0, e->plen) ||
+	    e->plen >= TL_MAX_EVENT || e->kind > TL_OTHER || (e->flags & ~TL_NOFOLLOW))
+		return -1;
+	if (e->type == TL_VALUE)
+		return 0;
+	if ((e->type != TL_READ && e->type != TL_LIST) || e->path[0] != '/')
+		return -1;
+	return 0;
+}
+
+int readset_decode(const void *p, size_t n, int *verdict, const char **why)
+{
+	struct reader r;
+	const char *reason;
+	size_t rlen;
+	uint32_t count;
+	struct rs_entry e;
+	uint64_t env;
+
+	reader_init(&r, p, n);
+	if (rs_get_head(&r, verdict, &env, &reason, &rlen, &count, why) < 0)
+		return -1;
+	for (uint32_t i = 0; i < count; i++) {
+		if (rs_get_entry(&r, &e) < 0) {
+			*why = "a malformed read set entry";
+			return -1;
+		}
+	}
+	if (r.left) {
+		*why = "trailing bytes after a read set";
+		return -1;
+	}
+	return 0;
+}
+
+static uint8_t rs_kind(mode_t m)
+{
+	return S_ISREG(m) ? TL_FILE : S_ISDIR(m) ? TL_DIR : S_ISLNK(m) ? TL_LINK : TL_OTHER;
+}
+
+/* What a VALUE input is now, in the tracer's spelling. */
+static void rs_value_now(const char *name, size_t n, struct buf *v)
+{
+	if (n == sizeof "file:" RS_PROC_FS - 1 && !memcmp(name, "file:" RS_PROC_FS, n)) {
+		struct buf text = BUF_INIT;
+		int fd = open(RS_PROC_FS, O_RDONLY | O_CLOEXEC);
+
+		if (fd >= 0 && buf_read_fd(&text, fd, 1 << 20) == 0)
+			buf_addf(v, "file:%s=%016llx", RS_PROC_FS, (unsigned long long)
+				 store_hash(text.data, text.len, STORE_HASH_INIT));
+		if (fd >= 0)
+			close(fd);
+		buf_release(&text);
+	} else if (n == 5 && !memcmp(name, "uname", 5)) {
+		struct utsname u;
+
+		if (!uname(&u))
+			buf_addf(v, "uname=%s %s %s %s", u.sysname, u.release, u.version, u.machine);
+	} else if (n == 8 && !memcmp(name, "hostname", 8)) {
+		char h[256];
+
+		if (!gethostname(h, sizeof h)) {
+			h[sizeof h - 1] = 0;
+			buf_addf(v, "hostname=%s", h);
+		}
+	} else if (n == 6 && !memcmp(name, "nprocs", 6)) {
+		buf_addf(v, "nprocs=%ld", sysconf(_SC_NPROCESSORS_ONLN));
+	}
+}
+
+/* 1 if e still holds. */
+static int rs_holds(const struct rs_entry *e)
+{
+	char path[TL_MAX_EVENT];
+	struct stat sb;
+	int r;
+
+	if (e->type == TL_VALUE) {
+		const char *eq = memchr(e->path, '=', e->plen);
+		struct buf now = BUF_INIT;
+		int same;
+
+		if (eq)
+			rs_value_now(e->path, (size_t)(eq - e->path), &now);
+		same = now.len == e->plen && !memcmp(now.data, e->path, e->plen);
+		buf_release(&now);
+		return same;
+	}
+	memcpy(path, e->path, e->plen);
+	path[e->plen] = 0;
+	r = (e->flags & TL_NOFOLLOW) ? lstat(path, &sb) : stat(path, &sb);
+	if (r < 0)
+		return e->kind == TL_ABSENT && (errno == ENOENT || errno == ENOTDIR);
+	if (e->kind != rs_kind(sb.st_mode) || e->mode != sb.st_mode ||
+	    e->dev != (int64_t)sb.st_dev || e->ino != (int64_t)sb.st_ino)
+		return 0;
+	if (e->kind == TL_DIR && e->type != TL_LIST)
+		return 1;
+	return e->size == (int64_t)sb.st_size &&
+	       e->mtime_ns == (int64_t)sb.st_mtim.tv_sec * 1000000000 + sb.st_mtim.tv_nsec &&
+	       e->ctime_ns == (int64_t)sb.st_ctim.tv_sec * 1000000000 + sb.st_ctim.tv_nsec;
+}
+
+int readset_verdict(const void *p, size_t n)
+{
+	int verdict;
+	const char *why;
+
+	return readset_decode(p, n, &verdict, &why) < 0 ? RS_OPAQUE : verdict;
+}
+
+int readset_check(const void *p, size_t n, uint64_t env, struct buf *why)
+{
+	struct reader r;
+	const char *reason, *bad;
+	size_t rlen;
+	uint32_t count;
+	int verdict;
+	uint64_t was;
+	struct rs_entry e;
+
+	reader_init(&r, p, n);
+	if (rs_get_head(&r, &verdict, &was, &reason, &rlen, &count, &bad) < 0) {
+		buf_addstr(why, bad);
+		return RS_OPAQUE;
+	}
+	if (verdict != RS_PURE) {
+		buf_add(why, reason, rlen);
+		return verdict;
+	}
+	if (was != env) {
+		buf_addstr(why, "another environment");
+		return RS_OPAQUE;
+	}
+	for (uint32_t i = 0; i < count; i++) {
+		if (rs_get_entry(&r, &e) < 0) {
+			buf_addstr(why, "a malformed read set entry");
+			return RS_OPAQUE;
+		}
+		if (!rs_holds(&e)) {
+			buf_addf(why, "%s changed: %.*s", e.type == TL_VALUE ? "an input" : "a path",
+				 (int)(e.plen > 200 ? 200 : e.plen), e.path);
+			return RS_OPAQUE;
+		}
+	}
+	if (r.left) {
+		buf_addstr(why, "trailing bytes after a read set");
+		return RS_OPAQUE;
+	}
+	return RS_PURE;
+}

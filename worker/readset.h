@@ -1,0 +1,95 @@
+/*
+ * readset.h - what a traced command depended on, and whether its answer
+ * may stand for another run's.
+ *
+ * The runner turns a command's trace log (tracelog.h) into a read set
+ * once the command has been reaped: readset_build().  The read set is
+ * what travels in a RESULT, what the record and the cache keep on disk,
+ * and what is checked before an answer is reused: readset_check().
+ *
+ * The verdict:
+ *  - RS_PURE: every process of the command was traced and accounted for
+ *    (HELLO ... BYE, no exec or spawn left without its HELLO), nothing it
+ *    wrote outlived it (a path written is forgiven only if it did not
+ *    exist before the command first touched it and does not exist once
+ *    the command is over: scratch files and directories), no input was
+ *    read that has no identity (/proc, /sys, devices other than null,
+ *    zero, full, random, urandom), no file it read was modified within
+ *    RS_RACY_NS of the command's start or while it ran (its identity
+ *    could not tell that change from the next), and no process read the
+ *    real-time clock with the answer pipes as its output.  Only a pure
+ *    answer is speculated, memoized or cached.
+ *  - RS_IMPURE: it wrote something that outlived it.  Never run ahead of
+ *    need, never reused, never cached.
+ *  - RS_OPAQUE: the trace cannot vouch for it (an untraced process, a
+ *    call the tracer does not model, a racy or changing input, the
+ *    clock).  Used once, as $(shell) uses it, and never again.
+ * Entries are kept only for a pure verdict: the paths read (identity, or
+ * absence), the directories listed, the programs run, and VALUE inputs.
+ *
+ * Encoding (proto.h field primitives, native byte order; untrusted when
+ * read back, readset_decode() checks every byte and is fuzzed):
+ *   u8   RS_MAGIC
+ *   u8   verdict
+ *   i64  the environment's digest (launch_env_digest())
+ *   str  reason (why it is not pure; "" when pure)
+ *   u32  count (<= RS_MAX_ENTRIES)
+ *   count x { u8 type (TL_READ, TL_LIST, TL_VALUE), u8 kind, u8 flags,
+ *             u32 mode, i64 dev, i64 ino, i64 size, i64 mtime_ns,
+ *             i64 ctime_ns, str path }
+ * Any thread may call these; nothing here keeps state between calls.
+ */
+#ifndef ASYNC_READSET_H
+#define ASYNC_READSET_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "buf.h"
+
+#define RS_MAGIC 0xa5
+#define RS_MAX_ENTRIES 65536
+/* A file changed this close to the command's start is not trusted. */
+#define RS_RACY_NS ((int64_t)20 * 1000 * 1000)
+
+enum rs_verdict {
+	RS_PURE = 0,
+	RS_IMPURE = 1,
+	RS_OPAQUE = 2,
+};
+
+/*
+ * Decide from a log what the command depended on.  `root` is the pid the
+ * runner started (its HELLO must be in the log); start_real_ns is
+ * CLOCK_REALTIME just before it was started; env is the digest of the
+ * environment it was started with (launch_env_digest()).  Looks at the file system
+ * (lstat of what was written) and must run after the command and every
+ * process it left were reaped.  Appends the encoding to `out`.
+ */
+void readset_build(const void *log, size_t n, pid_t root, int64_t start_real_ns,
+		   uint64_t env, struct buf *out);
+
+/* The encoding of a verdict without entries (the runner could not trace). */
+void readset_opaque(struct buf *out, const char *reason);
+/* The verdict of an encoding (RS_OPAQUE if malformed), without checking. */
+int readset_verdict(const void *p, size_t n);
+
+/*
+ * Check an encoded read set against the file system now, and against
+ * `env`, the digest of the environment the command would get now.
+ * Returns RS_PURE when it is pure, the environment is the same and
+ * every entry still holds; otherwise the
+ * verdict that stops reuse, with a one-line reason appended to why (the
+ * first entry that changed, or the stored reason).  A malformed encoding
+ * is RS_OPAQUE.
+ */
+int readset_check(const void *p, size_t n, uint64_t env, struct buf *why);
+
+/*
+ * Validate an encoding without looking at the file system: 0, or -1 with
+ * a reason in *why (static storage).  *verdict gets its verdict.
+ */
+int readset_decode(const void *p, size_t n, int *verdict, const char **why);
+
+#endif

@@ -1,0 +1,154 @@
+/*
+ * tracelog.h - the events a traced command leaves behind: the format the
+ * preload library (trace/preload.c, loaded into every process of a traced
+ * command through LD_PRELOAD) appends and the runner's decoder
+ * (readset.h) reads.
+ *
+ * The log is one memfd per traced job.  The runner creates it, opens a
+ * second description of it with O_WRONLY|O_APPEND, and hands that one to
+ * the command at descriptor TL_FD (the environment variable TL_ENV says
+ * which descriptor, and the identity of the log, see below).  Every
+ * process of the command appends one whole event per write(2): appends
+ * to one description are serialised by the kernel, so the log's order is
+ * the order in which the events were written, across processes.
+ *
+ * An event is a struct tl_event followed by `len - sizeof(struct
+ * tl_event)` bytes of path (or text), without a terminating NUL.  Native
+ * byte order: the log never leaves the machine that wrote it.  Paths are
+ * absolute: a relative path is written as the process's working directory,
+ * '/', and the path as the program gave it (no "..", "." or symbolic link
+ * is resolved; the same string is looked up again to validate it).
+ *
+ * Identity fields (kind, mode, dev, ino, size, mtime_ns, ctime_ns) are
+ * those of stat(2) (lstat(2) when flags has TL_NOFOLLOW) of the path as
+ * the event happened: for a READ, what the process saw; for a WRITE, what
+ * was there just BEFORE the process changed it.  kind TL_ABSENT means the
+ * lookup failed with ENOENT or ENOTDIR (a negative entry); other fields
+ * are then zero.
+ *
+ * Event types and what each means:
+ *   HELLO     a process image started traced (the preload's constructor):
+ *             pid, aux = parent pid, path = its executable's real path
+ *             (/proc/self/exe), identity of that file.
+ *   BYE       pid is exiting (exit, _exit, _Exit, the last destructor);
+ *             aux = exit status (-1 when the preload could not learn it:
+ *             an exit() the C library made for the program, as error()
+ *             does).
+ *   FORK      written by a child of fork() (pid = the child), aux = parent.
+ *   EXEC      pid is about to execve path (identity of the file as found);
+ *             either a HELLO or an EXECFAIL of the same pid follows.
+ *   EXECFAIL  pid's execve returned; aux = errno.
+ *   SPAWN     pid started child aux running path (posix_spawn, or the
+ *             runner itself with pid 0): a HELLO from aux must follow
+ *             (or precede: the child runs, and may write its HELLO, before
+ *             posix_spawn has returned to pid).
+ *   READ      a path was opened for reading, stat'ed, access'ed,
+ *             readlink'ed, or looked up and found absent.
+ *   LIST      a directory was listed (opendir, scandir, getdents).
+ *   WRITE     a path was opened for writing, created, truncated, removed,
+ *             renamed from or to, linked, chmod'ed, chown'ed, touched.
+ *   OPAQUE    the preload saw something it cannot account for; path =
+ *             a one-line reason.  The whole run is opaque.
+ *   CLOCK     the process read the real-time clock through the C library
+ *             (time, gettimeofday, clock_gettime(CLOCK_REALTIME*)); flags
+ *             TL_TO_ANSWER when its standard output or error is the job's
+ *             own capture pipe (the reading can reach the answer).
+ *   VALUE     an input that is not a file: path = "name=value" for
+ *             uname(2) ("uname=sysname release version machine"),
+ *             the host name ("hostname=..."), and the CPUs the process
+ *             may run on ("nprocs=N").  Compared again on reuse.
+ *
+ * A process the preload cannot load into (a static program, a setuid or
+ * setgid one, one started with an environment the preload cannot reach)
+ * shows as an EXEC or SPAWN without its HELLO; a process killed before it
+ * could say BYE shows as a HELLO or FORK without one.  Either makes the
+ * run opaque (readset.h): what is not seen is never guessed.
+ */
+#ifndef ASYNC_TRACELOG_H
+#define ASYNC_TRACELOG_H
+
+#include <stdint.h>
+#include <string.h>
+
+/*
+ * The environment variable the preload reads: "FD:DEV:INO" of the log,
+ * or "FD:DEV:INO:OUTDEV:OUTINO:ERRDEV:ERRINO" with the st_dev and st_ino
+ * of the job's stdout and stderr pipes (0:0 when unknown: then any pipe
+ * on descriptor 1 or 2 counts as the job's, for TL_TO_ANSWER).  All
+ * unsigned decimals.  The preload removes the variable (and itself from
+ * LD_PRELOAD) from the program's environment and puts both back, in the
+ * same form, into every environment the program passes to exec or
+ * posix_spawn; FD is then wherever the log is (the preload moves it off
+ * a descriptor the program dup2s onto).
+ */
+#define TL_ENV "ASYNCCOMPILE_TRACE"
+/* The descriptor the runner gives the log (high, out of programs' way). */
+#define TL_FD 1021
+/* An event (header and path) is at most this long; longer paths: OPAQUE. */
+#define TL_MAX_EVENT 8192
+
+enum tl_type {
+	TL_HELLO = 1,
+	TL_BYE = 2,
+	TL_FORK = 3,
+	TL_EXEC = 4,
+	TL_EXECFAIL = 5,
+	TL_SPAWN = 6,
+	TL_READ = 7,
+	TL_LIST = 8,
+	TL_WRITE = 9,
+	TL_OPAQUE = 10,
+	TL_CLOCK = 11,
+	TL_VALUE = 12,
+};
+
+enum tl_kind {
+	TL_ABSENT = 0,
+	TL_FILE = 1,    /* regular file */
+	TL_DIR = 2,
+	TL_LINK = 3,    /* symbolic link (only with TL_NOFOLLOW) */
+	TL_OTHER = 4,   /* device, fifo, socket */
+};
+
+enum tl_flags {
+	TL_NOFOLLOW = 1,  /* identity from lstat(2) */
+	TL_TO_ANSWER = 2, /* CLOCK: stdout or stderr is the job's pipe */
+};
+
+struct tl_event {
+	uint32_t len;     /* the whole event: this header and the path */
+	uint8_t type;     /* enum tl_type */
+	uint8_t kind;     /* enum tl_kind */
+	uint8_t flags;    /* enum tl_flags */
+	uint8_t pad0;
+	int32_t pid;
+	int32_t aux;
+	uint32_t mode;    /* st_mode */
+	uint32_t pad1;
+	uint64_t dev, ino;
+	int64_t size, mtime_ns, ctime_ns;
+};
+
+/*
+ * Step through a log: *off is the offset of the next event (start at 0).
+ * Returns 1 with *ev, *path and *plen set, or 0 at the end or at the
+ * first malformed event (*off is then left at it; the caller tells the
+ * two apart by *off == n).  Nothing in the log is trusted.
+ */
+static inline int tl_next(const void *log, size_t n, size_t *off, struct tl_event *ev,
+			  const char **path, size_t *plen)
+{
+	const unsigned char *p = (const unsigned char *)log + *off;
+
+	if (*off >= n || n - *off < sizeof *ev)
+		return 0;
+	memcpy(ev, p, sizeof *ev); /* the log need not be aligned */
+	if (ev->len < sizeof *ev || ev->len > TL_MAX_EVENT || ev->len > n - *off)
+		return 0;
+	*path = (const char *)p + sizeof *ev;
+	*plen = ev->len - sizeof *ev;
+	*off += ev->len;
+	return 1;
+}
+
+#endif
