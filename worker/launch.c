@@ -103,13 +103,20 @@ static char **launch_split(char *copy)
  */
 char **launch_environ(char *const *extra, int full)
 {
-	/* the worker's mark (board.h), after the job's own entries */
+	/*
+	 * the worker's mark (board.h), after the job's own entries; made
+	 * again in a process forked from one that made it (a fork worker
+	 * forked from make, which runs async-shell commands itself)
+	 */
 	static char mark[64];
+	static pid_t mark_pid;
 	size_t n = 0, m = 0, len;
 	char **v;
 
-	if (!*mark)
-		snprintf(mark, sizeof mark, "%s=%ld", BOARD_MARK, (long)getpid());
+	if (mark_pid != getpid()) {
+		mark_pid = getpid();
+		snprintf(mark, sizeof mark, "%s=%ld", BOARD_MARK, (long)mark_pid);
+	}
 	while (!full && environ && environ[n])
 		n++;
 	while (extra && extra[m])
