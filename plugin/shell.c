@@ -297,13 +297,24 @@ static int shell_cache_fill(const struct config *c, struct job *j, const char *s
 	return 1;
 }
 
-void shell_cache_lookup(const struct config *c, struct job *j, const char *shell, char **flags,
-			const char *command, const char *input, char **launcher)
+/* A lookup, counted: a hit, or a miss of a command the cache could keep. */
+static void shell_cache_count(const struct config *c, struct job *j, const char *shell,
+			      char **flags, const char *command, const char *input,
+			      char **launcher, uint64_t env)
 {
-	if (shell_cache_fill(c, j, shell, flags, command, input, launcher, shell_env_digest(c)))
+	if (shell_cache_fill(c, j, shell, flags, command, input, launcher, env))
 		S.cache_hits++;
 	else if (j->cache_key.len)
 		S.cache_misses++;
+}
+
+void shell_cache_lookup(const struct config *c, struct job *j, const char *shell, char **flags,
+			const char *command, const char *input, char **launcher)
+{
+	/* the digest costs a pass over the environment: only with a cache */
+	if (shell_cache(c) >= 0)
+		shell_cache_count(c, j, shell, flags, command, input, launcher,
+				  shell_env_digest(c));
 }
 
 void shell_cache_keep(const struct job *j)
@@ -583,10 +594,7 @@ static struct job *shell_run_now(const struct config *cfg, const struct buf *id,
 	if (!j || cmdid_get(id->data, id->len, &c) < 0)
 		abort();
 	j->kind = JOB_SHELL;
-	if (shell_cache_fill(cfg, j, c.shell, c.flags, c.command, NULL, NULL, env))
-		S.cache_hits++;
-	else if (j->cache_key.len)
-		S.cache_misses++;
+	shell_cache_count(cfg, j, c.shell, c.flags, c.command, NULL, NULL, env);
 	if (!j->cached) {
 		/*
 		 * The pool would only add its hops to make's wait.  The

@@ -505,7 +505,8 @@ int launch_start(const struct job_msg *job, int callers_group, struct launch *l,
 		buf_addf(why, "asynccompile: cannot set up the command: %s\n", strerror(rc));
 		goto out;
 	}
-	l->env_digest = launch_env_digest(envp);
+	/* only a traced job's read set carries it: no pass for other jobs */
+	l->env_digest = job->tracer ? launch_env_digest(envp) : 0;
 	if (job->tracer && launch_trace_setup(job, out[1], err[1], &envp, &own_fds, l, keep) == 0)
 		fds = own_fds;
 	clock_gettime(CLOCK_REALTIME, &now);
