@@ -240,6 +240,18 @@ stage_for() {
 	stage_why=
 }
 
+# stage_as_nobody: stage_for nobody, for a test run by root (only root
+# can chown a store to another user); fails with $stage_why otherwise.
+# The build, the make and $TRASH may be where nobody cannot go (a clone
+# in root's 0700 home), hence the staged copy.
+stage_as_nobody() {
+	if [ "$(id -u)" != 0 ]; then
+		stage_why="needs root"
+		return 1
+	fi
+	stage_for nobody
+}
+
 # stage_mk FILE DEST: a copy of a test makefile for a make run as another
 # user, loading the staged plugin instead of the one under test.
 stage_mk() {

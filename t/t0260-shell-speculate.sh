@@ -83,15 +83,7 @@ V=2 run_make
 ok "group-writable store: refused" stats_are "0 0 3 0 0"
 ok "group-writable store: the record is not rewritten" cmp good "$rec"
 chmod 700 "$store"
-# As nobody: the build, the make and $TRASH may be where nobody cannot go
-# (a clone in root's 0700 home), so its make is a copy staged in $STAGE.
-if [ "$(id -u)" != 0 ]; then
-	why="needs root"
-elif ! stage_for nobody; then
-	why=$stage_why
-else
-	why=
-fi
+stage_as_nobody; why=$stage_why
 if [ -z "$why" ]; then
 	chown nobody "$store"
 	V=2 run_make

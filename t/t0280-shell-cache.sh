@@ -156,15 +156,7 @@ chmod 700 "$store/cache"
 N=2 run_make
 ok "mode restored: hits" hits_misses "1 0"
 
-# As nobody: the build, the make and $TRASH may be where nobody cannot go
-# (a clone in root's 0700 home), so its make is a copy staged in $STAGE.
-if [ "$(id -u)" != 0 ]; then
-	why="needs root"
-elif ! stage_for nobody; then
-	why=$stage_why
-else
-	why=
-fi
+stage_as_nobody; why=$stage_why
 if [ -z "$why" ]; then
 	chown nobody "$store"
 	N=2 run_make

@@ -113,31 +113,22 @@ static int tr_fcntl_ignored(int fd, int cmd)
 	return (cmd == F_SETFD || cmd == F_SETFL) && tr_is_log(fd);
 }
 
-TR_HOOK int fcntl(int fd, int cmd, ...)
-{
-	va_list ap;
-	void *arg;
-
-	va_start(ap, cmd);
-	arg = va_arg(ap, void *);
-	va_end(ap);
-	if (__builtin_expect(tr_fcntl_ignored(fd, cmd), 0))
-		return 0;
-	return TR_CALL(fcntl)(fd, cmd, arg);
-}
-
-TR_HOOK int fcntl64(int fd, int cmd, ...)
-{
-	va_list ap;
-	void *arg;
-
-	va_start(ap, cmd);
-	arg = va_arg(ap, void *);
-	va_end(ap);
-	if (__builtin_expect(tr_fcntl_ignored(fd, cmd), 0))
-		return 0;
-	return TR_CALL(fcntl64)(fd, cmd, arg);
-}
+/* fcntl and fcntl64 differ only in which real function they go on to */
+#define TR_FCNTL_HOOK(name)							\
+	TR_HOOK int name(int fd, int cmd, ...)					\
+	{									\
+		va_list ap;							\
+		void *arg;							\
+										\
+		va_start(ap, cmd);						\
+		arg = va_arg(ap, void *);					\
+		va_end(ap);							\
+		if (__builtin_expect(tr_fcntl_ignored(fd, cmd), 0))		\
+			return 0;						\
+		return TR_CALL(name)(fd, cmd, arg);				\
+	}
+TR_FCNTL_HOOK(fcntl)
+TR_FCNTL_HOOK(fcntl64)
 
 TR_HOOK int ioctl(int fd, unsigned long request, ...)
 {

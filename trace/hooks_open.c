@@ -371,10 +371,8 @@ TR_HOOK char *mkdtemp(char *tmpl)
 }
 
 /* tmpnam looks for P_tmpdir (/tmp) first: the name depends on it. */
-TR_HOOK char *tmpnam(char s[L_tmpnam])
+static char *tr_tmpnam_seen(char *r)
 {
-	char *r = TR_CALL(tmpnam)(s);
-
 	if (tr_active()) {
 		struct tr_guard g;
 
@@ -385,18 +383,14 @@ TR_HOOK char *tmpnam(char s[L_tmpnam])
 	return r;
 }
 
+TR_HOOK char *tmpnam(char s[L_tmpnam])
+{
+	return tr_tmpnam_seen(TR_CALL(tmpnam)(s));
+}
+
 TR_HOOK char *tmpnam_r(char s[L_tmpnam])
 {
-	char *r = TR_CALL(tmpnam_r)(s);
-
-	if (tr_active()) {
-		struct tr_guard g;
-
-		tr_lock(&g);
-		tr_emit_now(TL_READ, 0, AT_FDCWD, "/tmp");
-		tr_unlock(&g);
-	}
-	return r;
+	return tr_tmpnam_seen(TR_CALL(tmpnam_r)(s));
 }
 
 /* tempnam picks among TMPDIR, dir, P_tmpdir and /tmp by existence */
