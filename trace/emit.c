@@ -238,6 +238,29 @@ static void tr_ring_add(const struct tl_event *ev, const struct iovec *iov, int 
 /* The events of a batch on this thread (tr_batch_begin), if one is open. */
 static __thread struct tr_batch *tr_batch_cur __attribute__((tls_model("initial-exec")));
 
+size_t tr_emit_tls_size(void)
+{
+	return sizeof tr_busy + sizeof tr_ring + sizeof tr_batch_cur;
+}
+
+void tr_emit_tls_save(void *to)
+{
+	unsigned char *p = to;
+
+	memcpy(p, &tr_busy, sizeof tr_busy);
+	memcpy(p + sizeof tr_busy, &tr_ring, sizeof tr_ring);
+	memcpy(p + sizeof tr_busy + sizeof tr_ring, &tr_batch_cur, sizeof tr_batch_cur);
+}
+
+void tr_emit_tls_restore(const void *from)
+{
+	const unsigned char *p = from;
+
+	memcpy(&tr_busy, p, sizeof tr_busy);
+	memcpy(&tr_ring, p + sizeof tr_busy, sizeof tr_ring);
+	memcpy(&tr_batch_cur, p + sizeof tr_busy + sizeof tr_ring, sizeof tr_batch_cur);
+}
+
 /*
  * One writev on an O_APPEND description: the kernel appends it whole,
  * between other processes' writes.  A failure only loses events, which

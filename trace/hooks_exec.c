@@ -13,18 +13,8 @@
  * variables back (env.c).
  *
  * fork, _Fork, forkpty: the child writes FORK (aux = the parent).
- * vfork: the child of vfork borrows its parent's stack until it execs or
- * exits, so a hook that returns into it from a real vfork would let the
- * child's return clobber the frame the parent returns through (and the
- * child's events would run on, and update, the parent's memory).  When
- * tracing, the hook calls the real fork() instead: the child has its own
- * memory and writes FORK like any other.  What a program loses is only
- * what vfork's sharing gave it: the parent runs on before the child
- * execs, and a child's stores are not seen by the parent (gcc's pex-unix
- * reports exec failures from the child, so it behaves the same), at the
- * cost of copying the page tables.  When not tracing, the hook (a few
- * instructions of assembly) jumps to the real vfork with no frame of
- * its own, so the program gets a real vfork.
+ * vfork: a real vfork (vfork.c), or, in a process with threads, fork:
+ * the child then has its own memory and writes FORK like any other.
  * clone, daemon, fexecve, execveat from a descriptor: OPAQUE.
  */
 #include <elf.h>
@@ -421,7 +411,7 @@ TR_HOOK int execveat(int dirfd, const char *path, char *const argv[], char *cons
  * in the parent, so that the child (which may not call dl_iterate_phdr)
  * compares its list with an up to date one.  Returns our pid.
  */
-static int tr_before_fork(void)
+int tr_before_fork(void)
 {
 	struct tr_guard g;
 
@@ -454,8 +444,8 @@ TR_HOOK pid_t fork(void)
 	return r;
 }
 
-/* see the top of this file: a real fork, never a real vfork, when tracing */
-static pid_t tr_vfork_traced(void)
+/* vfork as fork, for a process vfork.c cannot give a real vfork to */
+pid_t tr_vfork_traced(void)
 {
 	int parent = tr_before_fork();
 	pid_t r = TR_CALL(fork)();
@@ -467,36 +457,17 @@ static pid_t tr_vfork_traced(void)
 
 TR_REAL(vfork);
 
-/*
- * Which function vfork goes on to: the traced one above, or, when this
- * process is not traced, the real vfork itself.  The hook jumps there
- * with the program's return address on the stack and no frame of ours
- * left, so a real vfork's child returns straight into the program.
- */
-void *tr_vfork_pick(void) __attribute__((visibility("hidden"), used));
-void *tr_vfork_pick(void)
+void *tr_vfork_real(void)
 {
-	return tr_active() ? (void *)tr_vfork_traced : tr_real_get(&tr_real_vfork);
+	return tr_real_get(&tr_real_vfork);
 }
 
-/* vfork and __vfork (glibc exports it under both names) */
-__asm__(".text\n"
-	".globl vfork\n"
-	".type vfork, @function\n"
-	".globl __vfork\n"
-	".type __vfork, @function\n"
-	"vfork:\n"
-	"__vfork:\n"
-	"	.cfi_startproc\n"
-	"	subq $8, %rsp\n"
-	"	.cfi_adjust_cfa_offset 8\n"
-	"	call tr_vfork_pick\n"
-	"	addq $8, %rsp\n"
-	"	.cfi_adjust_cfa_offset -8\n"
-	"	jmp *%rax\n"
-	"	.cfi_endproc\n"
-	".size vfork, .-vfork\n"
-	".size __vfork, .-__vfork\n");
+void tr_exec_warm(void)
+{
+	tr_real_get(&tr_real_execve);
+	tr_real_get(&tr_real_openat);
+	tr_real_get(&tr_real_close);
+}
 
 TR_HOOK pid_t _Fork(void)
 {

@@ -36,7 +36,7 @@
  * Modelled (each file's top comment has the details)
  *  - process life: HELLO (constructor), BYE (destructor, exit, _exit,
  *    _Exit; main's return value through __libc_start_main; -1 when the
- *    status is not known), FORK (fork, vfork as fork, _Fork, forkpty),
+ *    status is not known), FORK (fork, vfork, _Fork, forkpty),
  *    EXEC/EXECFAIL (the exec family with glibc's PATH walk, each miss a
  *    negative READ), SPAWN (posix_spawn, posix_spawnp, and system() and
  *    popen() re-implemented on it so that their shell is traced);

@@ -204,6 +204,14 @@ void tr_objects_startup(const char *exe);
 void tr_after_fork_child(int parent);
 void tr_objects_scan(void);
 void tr_objects_after_fork(void);
+int tr_before_fork(void);                 /* before any fork: returns our pid */
+pid_t tr_vfork_traced(void);               /* vfork as fork */
+void *tr_vfork_real(void);                 /* the C library's vfork */
+void tr_exec_warm(void);                   /* resolves what an exec calls */
+/* this thread's variables of emit.c, for vfork.c's snapshot */
+size_t tr_emit_tls_size(void);
+void tr_emit_tls_save(void *to);
+void tr_emit_tls_restore(const void *from);
 /*
  * The environment to pass on: envp plus our variables, in the caller's
  * buffer when it fits (the usual case), else in an mmap'ed arena (no

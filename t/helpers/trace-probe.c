@@ -8,7 +8,9 @@
  *   open P | openat-rel DIR P | creat P | fopen-w P | stat P | lstat P |
  *   access P | readlink P | realpath P | opendir P | rename A B |
  *   unlink P | mkdir P | rmdir P | chdir D | mkstemp TEMPLATE |
- *   fork-open P | vfork-exec PROG | spawnp NAME | spawn PATH |
+ *   fork-open P | vfork-exec PROG | vfork-open P (the child opens P and
+ *   _exits; prints whether its store was seen) | vfork-move-exec PROG (the child dup2s stdout onto the
+ *   tracer's descriptor, 1021, then execs) | spawnp NAME | spawn PATH |
  *   execvp NAME ARG... (last) | threads N P (opens P.0 ... P.N-1) |
  *   uname | time | nprocs | getenv VAR | system CMD | popen CMD |
  *   dup2-log | close-log | close-range | closefrom | dlopen P | setlocale |
@@ -74,6 +76,35 @@ static __attribute__((noinline)) pid_t vfork_exec(const char *prog)
 	pid_t pid = vfork();
 
 	if (pid == 0) {
+		execv(prog, cargv);
+		_exit(127);
+	}
+	return pid;
+}
+
+/* a store by a vfork child, seen by the parent only if the vfork was real */
+static volatile int vfork_shared;
+
+/* the vfork child opens P and _exits: its tracer state lives on the parent's memory */
+static __attribute__((noinline)) pid_t vfork_open(const char *p)
+{
+	pid_t pid = vfork();
+
+	if (pid == 0) {
+		vfork_shared = 1;
+		_exit(open(p, O_RDONLY) >= 0 ? 0 : 1);
+	}
+	return pid;
+}
+
+/* the vfork child makes the tracer move its log, then execs */
+static __attribute__((noinline)) pid_t vfork_move_exec(const char *prog)
+{
+	char *cargv[] = { (char *)prog, (char *)"stat", (char *)"/", NULL };
+	pid_t pid = vfork();
+
+	if (pid == 0) {
+		dup2(1, 1021);
 		execv(prog, cargv);
 		_exit(127);
 	}
@@ -215,6 +246,15 @@ int main(int argc, char **argv)
 			NEED(1);
 			pid = vfork_exec(a);
 			wait_child(pid);
+			report(op, pid > 0);
+		} else if (!strcmp(op, "vfork-open") || !strcmp(op, "vfork-move-exec")) {
+			pid_t pid;
+
+			NEED(1);
+			pid = op[6] == 'o' ? vfork_open(a) : vfork_move_exec(a);
+			wait_child(pid);
+			if (op[6] == 'o')
+				printf("vfork shared memory: %d\n", vfork_shared);
 			report(op, pid > 0);
 		} else if (!strcmp(op, "spawnp") || !strcmp(op, "spawn")) {
 			char *cargv[] = { (char *)a, NULL };

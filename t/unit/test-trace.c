@@ -386,6 +386,38 @@ static void test_processes(void)
 	   "vfork then exec: FORK, EXEC, HELLO of the child");
 	run_free(&r);
 
+	/* a real vfork: what the child's tracer did to the parent's memory is undone */
+	run(&r, 1, NULL, (char *[]){ probe, "vfork-open", at("f"), "open", at("d/g"), NULL });
+	check_accounted(&r, "vfork, the child opens and _exits");
+	f = find(&r, 0, TL_FORK, -1, -1, NULL);
+	ok(f >= 0 && r.v[f].e.aux == r.pid && r.v[f].e.pid != r.pid &&
+	   find(&r, (size_t)f, TL_READ, r.v[f].e.pid, TL_FILE, at("f")) >= 0 &&
+	   find(&r, (size_t)f, TL_BYE, r.v[f].e.pid, -1, NULL) >= 0,
+	   "vfork: the child's FORK, its READ and its BYE carry its own pid");
+	ok(f >= 0 && find(&r, (size_t)f, TL_READ, r.pid, TL_FILE, at("d/g")) >= 0 &&
+	   find(&r, (size_t)f, TL_BYE, r.pid, -1, NULL) >= 0,
+	   "vfork: the parent's events go on under its pid, and it says BYE after its child did");
+	ok(strstr(r.out, "vfork shared memory: 1\n") != NULL,
+	   "vfork while traced is a real vfork (the child's store is the parent's)");
+	run_free(&r);
+
+	run(&r, 1, NULL, (char *[]){ probe, "vfork-move-exec", probe, "open", at("d/g"), NULL });
+	check_accounted(&r, "vfork, the child moves the log and execs");
+	f = find(&r, 0, TL_FORK, -1, -1, NULL);
+	ok(f >= 0 && find(&r, (size_t)f, TL_HELLO, r.v[f].e.pid, -1, NULL) >= 0 &&
+	   find(&r, (size_t)f, TL_READ, r.pid, TL_FILE, at("d/g")) >= 0,
+	   "vfork: the child's dup2 onto the log moved it in the child only; the parent logs on");
+	run_free(&r);
+
+	/* with a thread about, vfork is a fork */
+	run(&r, 1, NULL, (char *[]){ probe, "threads", "1", at("t"), "vfork-open", at("f"), NULL });
+	check_accounted(&r, "threads, then vfork");
+	f = find(&r, 0, TL_FORK, -1, -1, NULL);
+	ok(f >= 0 && find(&r, (size_t)f, TL_READ, r.v[f].e.pid, TL_FILE, at("f")) >= 0 &&
+	   strstr(r.out, "vfork shared memory: 0\n") != NULL,
+	   "vfork after a thread was made: a fork (FORK, the child's READ; its store not shared)");
+	run_free(&r);
+
 	run(&r, 1, NULL, (char *[]){ probe, "threads", "8", at("t"), NULL });
 	check_accounted(&r, "threads");
 	{
