@@ -836,23 +836,29 @@ def workload_tracer(o):
     tracer = os.path.join(o.top, "trace", "asynccompile-trace.so")
     if not os.path.exists(tracer):
         raise BenchError("%s not built (run make)" % tracer)
-    d = fresh_dir(os.path.join(o.out, "w7-tracer"))
-    log = os.path.join(d, "trace.log")
-    write(log, "")
-    st = os.stat(log)
-    # bash, not sh: dash takes only one-digit descriptors in redirections
-    loop = ('exec 1021>>"$1"; i=0; while [ $i -lt %d ]; do %s -c -x c /dev/null -o /dev/null || exit 1; '
-            'i=$((i+1)); done' % (n, CC))
-    argv = ["bash", "-c", loop, "bench", log]
+    # the log as the runner makes it: a memfd on descriptor 1021
+    # (appending: every process writes whole events at the end)
+    mfd = os.memfd_create("trace-log")
+    log = os.open("/proc/self/fd/%d" % mfd, os.O_WRONLY | os.O_APPEND)
+    os.close(mfd)
+    os.dup2(log, 1021)
+    os.close(log)
+    st = os.fstat(1021)
+    loop = ('i=0; while [ $i -lt %d ]; do %s -c -x c /dev/null -o /dev/null || exit 1; i=$((i+1)); done'
+            % (n, CC))
+    argv = ["sh", "-c", loop]
     traced = dict(o.env, LD_PRELOAD=tracer, ASYNCCOMPILE_TRACE="1021:%d:%d" % (st.st_dev, st.st_ino))
 
     def truncate():
-        os.truncate(log, 0)
+        os.ftruncate(1021, 0)
 
-    vs = [Variant("plain", "plain probes [baseline]", argv, prep=truncate, cwd=d, env=o.env),
-          Variant("traced", "traced probes", argv, prep=truncate, cwd=d, env=traced)]
-    med, others = timed(vs, ROUNDS, WARMUP)
-    events = os.path.getsize(log)
+    vs = [Variant("plain", "plain probes [baseline]", argv, prep=truncate, env=o.env, pass_fds=(1021,)),
+          Variant("traced", "traced probes", argv, prep=truncate, env=traced, pass_fds=(1021,))]
+    try:
+        med, others = timed(vs, ROUNDS, WARMUP)
+        events = os.fstat(1021).st_size
+    finally:
+        os.close(1021)
     if events == 0:
         raise BenchError("the traced variant wrote no trace log: the tracer did not run")
     per = [(t - b) * 1000.0 / n for t, b in zip(vs[1].times, vs[0].times)]

@@ -29,10 +29,11 @@ class Variant:
     stdin  path for standard input (default /dev/null)
     stdout path to collect standard output (default: captured, kept in
            self.last_stdout)
+    pass_fds  descriptors the command inherits (default none)
     """
 
     def __init__(self, key, label, argv, prep=None, cwd=None, stdin=None,
-                 stdout=None, env=None):
+                 stdout=None, env=None, pass_fds=()):
         self.key = key
         self.label = label
         self.argv = argv
@@ -41,6 +42,7 @@ class Variant:
         self.stdin = stdin
         self.stdout = stdout
         self.env = env
+        self.pass_fds = pass_fds
         self.times = []
         self.last_stdout = b""
 
@@ -53,7 +55,7 @@ class Variant:
             t0 = time.perf_counter()
             p = subprocess.run(self.argv, cwd=self.cwd, stdin=fin,
                                stdout=fout, stderr=subprocess.PIPE,
-                               env=self.env)
+                               env=self.env, pass_fds=self.pass_fds)
             t1 = time.perf_counter()
         finally:
             fin.close()
