@@ -15,7 +15,9 @@
  * after RELRO, and this thread's thread-local variables) before the
  * vfork, and puts it back when it resumes.  The child's events are in
  * the log; its footprints in our memory are gone.  The program's own
- * memory is the program's business, as with any vfork.
+ * memory is the program's business, as with any vfork.  One footprint
+ * stays: an environment too large for the stack that the child's exec
+ * hook mapped (env.c) is left mapped in the parent, unnamed.
  *
  * A process with threads, or one whose snapshot area cannot be set up,
  * gets the fork of hooks_exec.c instead; an untraced process gets the
