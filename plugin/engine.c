@@ -587,6 +587,9 @@ int engine_start(const struct config *cfg, struct buf *err)
 		return 0;
 	E.stopping = 0;
 	fault_init();
+	/* what a pool needs and a make that queues nothing does not pay for */
+	fatal_init();
+	reexec_arm();
 	if (spawn_snapshot_env() < 0) {
 		buf_addstr(err, "out of memory copying the environment");
 		return -1;

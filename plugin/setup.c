@@ -251,9 +251,13 @@ int asynccompile_gmk_setup(const gmk_floc *floc)
 	/* exit handlers run last first: make's signal handlers come back last */
 	if (!registered++ && !atexit(fatal_release))
 		atexit(engine_shutdown);
+	/*
+	 * Nothing is started here: no pool, thread, store or signal handler
+	 * until a job or a speculation needs one (engine_start), so a make
+	 * that queues nothing pays for the load and little else.
+	 */
 	reexec_init();
-	fatal_init();
-	funcs_warm_at_load();
+	funcs_load();
 	shell_load();
 	if (registered == 1)
 		atexit(shell_exit); /* runs before engine_shutdown */
