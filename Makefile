@@ -5,6 +5,7 @@ PREFIX = /usr/local
 LIBDIR = $(PREFIX)/lib
 LIBEXECDIR = $(PREFIX)/libexec
 INCLUDEDIR = $(PREFIX)/include
+DATADIR = $(PREFIX)/share
 PKGCONFIGDIR = $(LIBDIR)/pkgconfig
 INSTALL = install
 
@@ -186,7 +187,7 @@ check-fuzz:
 
 install: all
 	$(INSTALL) -d $(DESTDIR)$(LIBDIR) $(DESTDIR)$(LIBEXECDIR)/asynccompile \
-		$(DESTDIR)$(INCLUDEDIR) $(DESTDIR)$(PKGCONFIGDIR)
+		$(DESTDIR)$(INCLUDEDIR) $(DESTDIR)$(PKGCONFIGDIR) $(DESTDIR)$(DATADIR)/asynccompile
 	$(INSTALL) -m 755 $(PLUGIN) $(DESTDIR)$(LIBDIR)/$(PLUGIN)
 	$(INSTALL) -m 755 $(WORKER) $(DESTDIR)$(LIBEXECDIR)/asynccompile/asynccompile-worker
 	$(INSTALL) -m 755 $(TRACER) $(DESTDIR)$(LIBEXECDIR)/asynccompile/asynccompile-trace.so
@@ -194,14 +195,19 @@ install: all
 		asynccompile.pc.in > $(DESTDIR)$(PKGCONFIGDIR)/asynccompile.pc
 	chmod 644 $(DESTDIR)$(PKGCONFIGDIR)/asynccompile.pc
 	$(INSTALL) -m 644 asynccompile.mk $(DESTDIR)$(INCLUDEDIR)/asynccompile.mk
+	# the installed fragment names the installed plugin (the source's looks next to itself)
+	sed -e 's|$$(dir $$(lastword $$(MAKEFILE_LIST)))asynccompile.so|$(LIBDIR)/$(PLUGIN)|g' \
+		asynccompile-kbuild.mk > $(DESTDIR)$(DATADIR)/asynccompile/asynccompile-kbuild.mk
+	chmod 644 $(DESTDIR)$(DATADIR)/asynccompile/asynccompile-kbuild.mk
 
 uninstall:
 	rm -f $(DESTDIR)$(LIBDIR)/$(PLUGIN) \
 		$(DESTDIR)$(LIBEXECDIR)/asynccompile/asynccompile-worker \
 		$(DESTDIR)$(LIBEXECDIR)/asynccompile/asynccompile-trace.so \
 		$(DESTDIR)$(PKGCONFIGDIR)/asynccompile.pc \
-		$(DESTDIR)$(INCLUDEDIR)/asynccompile.mk
-	-rmdir $(DESTDIR)$(LIBEXECDIR)/asynccompile
+		$(DESTDIR)$(INCLUDEDIR)/asynccompile.mk \
+		$(DESTDIR)$(DATADIR)/asynccompile/asynccompile-kbuild.mk
+	-rmdir $(DESTDIR)$(LIBEXECDIR)/asynccompile $(DESTDIR)$(DATADIR)/asynccompile
 
 demo: all
 	$(MAKE) --no-print-directory -C examples/demo ASYNC_PLUGIN=$(CURDIR)/$(PLUGIN)
