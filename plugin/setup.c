@@ -249,6 +249,7 @@ char **mk_shell_environ(void)
 static int setup_load(void)
 {
 	static int registered;
+	const struct config *cfg;
 
 	/* make calls setup again if the .so is remade; the table keeps the functions */
 	gmk_add_function("async-compile", funcs_compile, 2, 3, GMK_FUNC_DEFAULT);
@@ -281,6 +282,10 @@ static int setup_load(void)
 	reexec_init();
 	funcs_load();
 	shell_load();
+	/* a trace asked for: sub-makes may write to it before our first job */
+	cfg = funcs_config_at_load();
+	if (cfg)
+		engine_trace_begin(cfg->trace);
 	if (registered == 1)
 		atexit(shell_exit); /* runs before engine_shutdown */
 	return 1;
