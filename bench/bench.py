@@ -19,7 +19,10 @@ Environment (all optional):
     BENCH_MAKE          make to run (default make)
     BENCH_CC            compiler (default cc)
     BENCH_START_METHOD  pool start method (default subprocess)
-    BENCH_ONLY          run only these workloads, e.g. "1 3" (default "1 2 3 4 5 6 7")
+    BENCH_ONLY          run only these workloads, e.g. "1 3" (default "1 2 3 4 5 6 7 8 9")
+    BENCH_LOAD_ROUNDS   rounds of the load-cost workload (default 120)
+    BENCH_HEADERS       kernel headers for the module workload (default: the
+                        newest /usr/src/linux-headers-*-amd64)
     BENCH_TRACE_PROBES  probes per round in the tracer workload (default 40)
     BENCH_QUIET_WAIT    wait up to this many seconds before each workload for
                         other processes to use under 0.25 CPUs (default 0)
@@ -55,7 +58,8 @@ SCALE = [int(x) for x in os.environ.get("BENCH_SCALE", "100 1000 10000").split()
 MAKE = os.environ.get("BENCH_MAKE", "make")
 CC = os.environ.get("BENCH_CC", "cc")
 START = os.environ.get("BENCH_START_METHOD", "subprocess")
-ONLY = os.environ.get("BENCH_ONLY", "1 2 3 4 5 6 7").split()
+ONLY = os.environ.get("BENCH_ONLY", "1 2 3 4 5 6 7 8 9").split()
+LOAD_ROUNDS = env_int("BENCH_LOAD_ROUNDS", 120)
 QUIET_WAIT = env_int("BENCH_QUIET_WAIT", 0)
 QUIET = 0.25  # CPUs of background load above which a workload is contended
 
@@ -643,6 +647,11 @@ def workload_linux(o):
     envs = {k: dropin_env(o, s) for k, s in stores.items()}
     for k in ("cache", "cachecheck"):
         envs[k]["ASYNC_COMPILE_CONFIG"] = o.cfg_cache
+    # the stock tree through MAKEFILES (zero edits): cache: true is its default
+    fstores = {k: os.path.join(d, "xdg-frag-" + k) for k in ("warm", "first", "cache", "check")}
+    fenvs = {"warm": fragment_env(o, fstores["warm"], o.cfg_nocache),
+             "first": fragment_env(o, fstores["first"]), "cache": fragment_env(o, fstores["cache"]),
+             "check": fragment_env(o, fstores["check"])}
     goal = ["-j%d" % J, "scripts_basic"]
     for k, t in trees.items():
         env = envs["setup"] if k == "dropin" else o.env
@@ -664,6 +673,12 @@ def workload_linux(o):
                 cwd=trees["dropin"], env=envs["cache"]),
         Variant("kv", "ref: stock make kernelversion (reads no probes)", [MAKE, "kernelversion"],
                 cwd=trees["stock"], env=o.env),
+        Variant("fwarm", "stock tree + MAKEFILES fragment, warm, cache: false", [MAKE] + goal,
+                cwd=trees["stock"], env=fenvs["warm"]),
+        Variant("ffirst", "stock tree + fragment, first run (store deleted before each)", [MAKE] + goal,
+                prep=lambda: forget(fstores["first"]), cwd=trees["stock"], env=fenvs["first"]),
+        Variant("fcache", "stock tree + fragment, cached (its default)", [MAKE] + goal,
+                cwd=trees["stock"], env=fenvs["cache"]),
     ]
     _, others = timed(vs, ROUNDS, WARMUP)
     med, pr = paired_table(vs, vs[0])
@@ -683,6 +698,17 @@ def workload_linux(o):
     stock_c, runs_c = fc.compare(trees["stock"], o.env, trees["dropin"], stores["cachecheck"], envs["cachecheck"])
     same_c = fc.report(stock_c, runs_c)
     cached = all(int(st.get("cache_hits", 0)) > 0 for _, st in runs_c[1:])
+    say("  through the fragment (the stock tree, MAKEFILES):")
+    stock_f, runs_f = fc.compare(trees["stock"], o.env, trees["stock"], fstores["check"], fenvs["check"])
+    same_f = fc.report(stock_f, runs_f)
+    say("  targets:",
+        verdict(1 / pr["fwarm"] >= 1.6, "fragment, warm: >= 1.6x, as the edited tree",
+                "paired %.2fx (edited %.2fx)" % (1 / pr["fwarm"], 1 / pr["warm"])),
+        verdict(1 / pr["ffirst"] >= 0.97, "fragment, first run: >= 0.97x",
+                "paired %.2fx (edited %.2fx)" % (1 / pr["ffirst"], 1 / pr["first"])),
+        verdict(1 / pr["fcache"] >= 10, "fragment, cached: >= 10x, as the edited tree with cache: true",
+                "paired %.2fx (edited %.2fx)" % (1 / pr["fcache"], 1 / pr["cache"])),
+        verdict(same_f, "fragment: flags byte-identical to stock", "first and later runs"))
     say("  targets:",
         verdict(1 / pr["warm"] >= 1.6, "warm drop-in >= 1.6x faster than stock on %d cores" % os.cpu_count(),
                 "paired %.2fx, rounds %.2fx-%.2fx" % ((1 / pr["warm"],) +
@@ -696,7 +722,7 @@ def workload_linux(o):
                 "paired %.2fx" % (1 / pr["cache"])),
         verdict(same_c and cached, "cache: true: flags byte-identical, later runs answered by the cache",
                 "cache_hits > 0 in runs 2-%d" % len(runs_c)))
-    return same and hits and same_c and cached
+    return same and hits and same_c and cached and same_f
 
 
 BUSYBOX_PROBES = ["as-option", "cc-option", "hostcc-option", "cc-option-yn"]
@@ -740,7 +766,7 @@ def workload_busybox(o):
         % ", ".join(BUSYBOX_PROBES),
         "  (Makefile.flags calls them; its two link probes share a file name, bb_libtest.c, so they stay $(shell))")
     d = fresh_dir(os.path.join(o.out, "w6-busybox"))
-    trees = {k: os.path.join(d, k) for k in ("stock", "dropin")}
+    trees = {k: os.path.join(d, k) for k in ("stock", "dropin", "frag")}
     for t in trees.values():
         subprocess.run(["cp", "-a", o.busybox, t], check=True)
     patch_dropin(os.path.join(trees["dropin"], "scripts", "Kbuild.include"), BUSYBOX_PROBES, o.plugin)
@@ -748,9 +774,14 @@ def workload_busybox(o):
     envs = {k: dropin_env(o, s) for k, s in stores.items()}
     for k in ("cache", "cachecheck"):
         envs[k]["ASYNC_COMPILE_CONFIG"] = o.cfg_cache
+    # a third, unchanged copy built and rebuilt through MAKEFILES (zero edits)
+    fstores = {k: os.path.join(d, "xdg-frag-" + k) for k in ("warm", "first", "cache", "check")}
+    fenvs = {"warm": fragment_env(o, fstores["warm"], o.cfg_nocache),
+             "first": fragment_env(o, fstores["first"]), "cache": fragment_env(o, fstores["cache"]),
+             "check": fragment_env(o, fstores["check"])}
     build = {}
     for k, t in trees.items():
-        env = envs["warm"] if k == "dropin" else o.env
+        env = {"dropin": envs["warm"], "frag": fenvs["warm"]}.get(k, o.env)
         quiet_run([MAKE, "defconfig"], t, env, "%s: make defconfig" % k)
         t0 = time.monotonic()
         quiet_run([MAKE, "-j%d" % J], t, env, "%s: make -j%d" % (k, J))
@@ -759,12 +790,15 @@ def workload_busybox(o):
     for k, t in trees.items():
         p = subprocess.run([os.path.join(t, "busybox"), "echo", "ok"], capture_output=True, text=True)
         works[k] = p.returncode == 0 and p.stdout == "ok\n"
-    say("  full build, one run each (not alternated, not paired): stock %.1f s, drop-in %.1f s (a first run: no record)"
-        % (build["stock"], build["dropin"]),
+    say("  full build, one run each (not alternated, not paired): stock %.1f s, drop-in %.1f s, fragment %.1f s"
+        " (first runs: no record)" % (build["stock"], build["dropin"], build["frag"]),
         "  binaries: " + ", ".join("%s: ./busybox echo ok -> %s" % (k, "ok (works)" if works[k] else "BROKEN")
                                    for k in trees))
     cmds = {k: cmd_files(t) for k, t in trees.items()}
     same_cmds = cmds["stock"] == cmds["dropin"]
+    same_fcmds = cmds["stock"] == cmds["frag"]
+    say("  command lines through the fragment: %d .*.cmd files: %s"
+        % (len(cmds["frag"]), "IDENTICAL" if same_fcmds else "DIFFERENT"))
     say("  command lines: %d .*.cmd files (every compile and link of the build): %s" % (
         len(cmds["stock"]), "IDENTICAL" if same_cmds else "DIFFERENT: %s" % ", ".join(sorted(
             p for p in set(cmds["stock"]) | set(cmds["dropin"])
@@ -781,6 +815,12 @@ def workload_busybox(o):
                 env=dict(envs["warm"], ASYNC_COMPILE_CONFIG=o.cfg_cold)),
         Variant("cache", "drop-in, cache: true, warm (answers kept)", argv, cwd=trees["dropin"],
                 env=envs["cache"]),
+        Variant("fwarm", "unchanged tree + MAKEFILES fragment, warm, cache: false", argv, cwd=trees["frag"],
+                env=fenvs["warm"]),
+        Variant("ffirst", "unchanged tree + fragment, first run (store deleted before each)", argv,
+                prep=lambda: forget(fstores["first"]), cwd=trees["frag"], env=fenvs["first"]),
+        Variant("fcache", "unchanged tree + fragment, cached (its default)", argv, cwd=trees["frag"],
+                env=fenvs["cache"]),
     ]
     _, others = timed(vs, ROUNDS, WARMUP)
     med, pr = paired_table(vs, vs[0])
@@ -792,6 +832,17 @@ def workload_busybox(o):
     stock_c, runs_c = fc.compare(trees["stock"], o.env, trees["dropin"], stores["cachecheck"], envs["cachecheck"])
     same_c = fc.report(stock_c, runs_c)
     saved = med["stock"] - med["warm"]
+    say("  through the fragment (an unchanged tree, MAKEFILES):")
+    stock_f, runs_f = fc.compare(trees["stock"], o.env, trees["frag"], fstores["check"], fenvs["check"])
+    same_f = fc.report(stock_f, runs_f)
+    say("  targets:",
+        verdict(1 / pr["fwarm"] >= 1.15, "fragment, warm: >= 1.15x stock", "paired %.2fx" % (1 / pr["fwarm"])),
+        verdict(1 / pr["ffirst"] >= 0.97, "fragment, first run: >= 0.97x stock",
+                "paired %.2fx" % (1 / pr["ffirst"])),
+        verdict(1 / pr["fcache"] >= 1 / pr["fwarm"], "fragment, cached: at least as fast as warm",
+                "paired %.2fx" % (1 / pr["fcache"])),
+        verdict(same_fcmds and same_f, "fragment: the same flags as stock",
+                "every .cmd file; %s on the first and later runs" % ", ".join(BUSYBOX_FLAGS)))
     say("  targets:",
         verdict(pr["warm"] < 1.0, "warm no-op make -j%d faster than stock" % J,
                 "paired %.2fx, %.0f ms less per run (medians)" % (1 / pr["warm"], 1000 * saved)),
@@ -803,7 +854,106 @@ def workload_busybox(o):
         verdict(pr["cache"] < pr["warm"], "cache: true, warm: faster than speculation alone",
                 "paired %.2fx vs %.2fx" % (1 / pr["cache"], 1 / pr["warm"])),
         verdict(same_c, "cache: true: the same flags as stock", "first and later runs"))
-    return all(works.values()) and same_cmds and same and same_c
+    return all(works.values()) and same_cmds and same and same_c and same_fcmds and same_f
+
+
+# ---------------------------------------------------------------- zero edits
+
+def fragment_env(o, store, cfg=None):
+    """MAKEFILES naming the Kbuild fragment (which loads the plugin next to
+    it), with a store of the variant's own.  The fragment's default is
+    cache: true; cfg names another configuration."""
+    env = dropin_env(o, store)
+    env["MAKEFILES"] = o.fragment
+    if cfg:
+        env["ASYNC_COMPILE_CONFIG"] = cfg
+    else:
+        env.pop("ASYNC_COMPILE_CONFIG", None)
+        write(os.path.join(store, "asynccompile.yaml"), "workers: %d\nstart_method: %s\n" % (J, START))
+        env["ASYNC_COMPILE_CONFIG"] = os.path.join(store, "asynccompile.yaml")
+    return env
+
+
+def workload_load(o):
+    say("", "== 7. Nothing paid where unused: make -j%d with `load` and nothing queued ==" % J)
+    d = fresh_dir(os.path.join(o.out, "w7-load"))
+    write(os.path.join(d, "empty.mk"), "all: ; @:\n")
+    write(os.path.join(d, "load.mk"), "load %s\nall: ; @:\n" % o.plugin)
+    env = dict(o.env, XDG_CACHE_HOME=os.path.join(d, "xdg"))
+    vs = [Variant("empty", "make, empty makefile [baseline]", make_argv("empty.mk"), cwd=d, env=env),
+          Variant("load", "make, the same plus `load asynccompile.so`", make_argv("load.mk"), cwd=d, env=env)]
+    _, others = timed(vs, LOAD_ROUNDS, 5)
+    med = {v.key: v.median() for v in vs}
+    diffs = sorted(b - a for a, b in zip(vs[0].times, vs[1].times))
+    extra = diffs[len(diffs) // 2]
+    say(*table(["variant", "median ms", "min ms", "max ms"],
+               [[v.label, "%.2f" % (1000 * med[v.key]), "%.2f" % (1000 * min(v.times)),
+                 "%.2f" % (1000 * max(v.times))] for v in vs]))
+    say("  %d alternating rounds; the load costs %.3f ms (median over rounds of load - empty in the same round;"
+        % (LOAD_ROUNDS, 1000 * extra),
+        "  quartiles %.3f / %.3f ms)" % (1000 * diffs[len(diffs) // 4], 1000 * diffs[3 * len(diffs) // 4]),
+        *background(others).split("\n"))
+    say("  targets:", verdict(extra <= 0.0005, "a make that loads the plugin and queues nothing pays <= 0.5 ms",
+                              "%.3f ms" % (1000 * extra)))
+    return extra <= 0.0005
+
+
+MODULE_C = """#include <linux/module.h>
+#include <linux/init.h>
+static int __init hello_init(void) { pr_info("hello\\n"); return 0; }
+static void __exit hello_exit(void) { }
+module_init(hello_init);
+module_exit(hello_exit);
+MODULE_LICENSE("GPL");
+"""
+
+
+def workload_module(o):
+    say("", "== 8. Out-of-tree module against Debian's kernel headers, as DKMS builds it, through MAKEFILES ==")
+    heads = sorted(glob.glob("/usr/src/linux-headers-*-amd64"))
+    headers = os.environ.get("BENCH_HEADERS") or (heads[-1] if heads else "")
+    if not headers or not os.path.exists(os.path.join(headers, "Makefile")):
+        say("  SKIPPED: no /usr/src/linux-headers-*-amd64 (apt-get install linux-headers-amd64)")
+        return False
+    if not dropin_ok(o, "the fragment"):
+        return False
+    d = fresh_dir(os.path.join(o.out, "w8-module"))
+    trees = {k: os.path.join(d, k) for k in ("stock", "frag")}
+    for t in trees.values():
+        os.makedirs(t)
+        write(os.path.join(t, "hello.c"), MODULE_C)
+        write(os.path.join(t, "Kbuild"), "obj-m := hello.o\n")
+    stores = {k: os.path.join(d, "xdg-" + k) for k in ("warm", "first", "cache", "check")}
+    envs = {"warm": fragment_env(o, stores["warm"], o.cfg_nocache), "first": fragment_env(o, stores["first"]),
+            "cache": fragment_env(o, stores["cache"]), "check": fragment_env(o, stores["check"])}
+
+    def argv(t):
+        return [MAKE, "-j%d" % J, "-C", headers, "M=" + t, "modules"]
+    say("  headers: %s; module: one file, obj-m := hello.o; `make -j%d -C HEADERS M=DIR modules`" % (headers, J),
+        "  fragment: MAKEFILES=%s (cache: true by default; the warm row says cache: false)" % o.fragment)
+    quiet_run(argv(trees["stock"]), trees["stock"], o.env, "stock: first build")
+    quiet_run(argv(trees["frag"]), trees["frag"], envs["check"], "fragment: first build")
+    cmds = {k: cmd_files(t) for k, t in trees.items()}
+    same_cmds = cmds["stock"] == cmds["frag"] and len(cmds["stock"]) > 0
+    say("  command lines: %d .*.cmd files: %s" % (len(cmds["stock"]), "IDENTICAL" if same_cmds else "DIFFERENT"))
+    vs = [
+        Variant("stock", "stock: no-op rebuild [baseline]", argv(trees["stock"]), cwd=trees["stock"], env=o.env),
+        Variant("warm", "fragment, warm (last run's record), cache: false", argv(trees["frag"]),
+                cwd=trees["frag"], env=envs["warm"]),
+        Variant("first", "fragment, first run (store deleted before each)", argv(trees["frag"]),
+                prep=lambda: forget(stores["first"]), cwd=trees["frag"], env=envs["first"]),
+        Variant("cache", "fragment, cached (its default)", argv(trees["frag"]), cwd=trees["frag"],
+                env=envs["cache"]),
+    ]
+    _, others = timed(vs, ROUNDS, WARMUP)
+    med, pr = paired_table(vs, vs[0])
+    say(*(RATIO_NOTE % "stock").split("\n"), *background(others).split("\n"))
+    say("  targets:",
+        verdict(1 / pr["warm"] >= 1.5, "warm >= 1.5x stock", "paired %.2fx" % (1 / pr["warm"])),
+        verdict(1 / pr["first"] >= 0.95, "first run >= 0.95x stock", "paired %.2fx" % (1 / pr["first"])),
+        verdict(1 / pr["cache"] >= 4, "cached >= 4x stock", "paired %.2fx" % (1 / pr["cache"])),
+        verdict(same_cmds, "every .cmd file identical to stock", "%d files" % len(cmds["stock"])))
+    return same_cmds
 
 
 # ---------------------------------------------------------------- main
@@ -832,7 +982,7 @@ def workload_tracer(o):
     compile of an empty file, plain against under the tracer (LD_PRELOAD
     and a log on descriptor 1021, as the runner gives it)."""
     n = TRACE_PROBES
-    say("", "== 7. Tracer cost: %d serial `%s -c -x c /dev/null` probes, plain vs traced ==" % (n, CC))
+    say("", "== 9. Tracer cost: %d serial `%s -c -x c /dev/null` probes, plain vs traced ==" % (n, CC))
     tracer = os.path.join(o.top, "trace", "asynccompile-trace.so")
     if not os.path.exists(tracer):
         raise BenchError("%s not built (run make)" % tracer)
@@ -885,6 +1035,7 @@ def main():
     ap.add_argument("--linux-version", default="6.12")
     o = ap.parse_args()
     o.plugin = os.path.join(o.top, "asynccompile.so")
+    o.fragment = os.path.join(o.top, "asynccompile-kbuild.mk")
     os.makedirs(o.out, exist_ok=True)
     def cfg_for(method, more=""):
         path = os.path.join(o.out, "bench-%s%s.yaml" % (method, more and "-" + more.split(":")[0]))
@@ -897,6 +1048,9 @@ def main():
     # show what that costs in a reference row.
     o.cfg_cold = cfg_for(START, "warm: false\n")
     o.cfg_cache = cfg_for(START, "cache: true\n")
+    # the Kbuild fragment's "warm" rows: speculation alone (its default is cache: true)
+    o.cfg_nocache = os.path.join(o.out, "bench-%s-nocache.yaml" % START)
+    write(o.cfg_nocache, "# written by bench/bench.py\nworkers: %d\nstart_method: %s\ncache: false\n" % (J, START))
     o.env = bench_env(cfg)
 
     say("asynccompile benchmarks  %s" % datetime.datetime.now().strftime("%Y-%m-%d %H:%M:%S %z").strip(),
@@ -912,7 +1066,8 @@ def main():
     for key, fn in (("1", workload_probes), ("2", workload_overhead),
                     ("3", workload_lua), ("4", workload_scale),
                     ("5", workload_linux), ("6", workload_busybox),
-                    ("7", workload_tracer)):
+                    ("7", workload_load), ("8", workload_module),
+                    ("9", workload_tracer)):
         if key not in ONLY:
             continue
         t0 = time.monotonic()

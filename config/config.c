@@ -28,6 +28,13 @@ static char **cfg_empty_vec(void)
 	return cfg_calloc(1, sizeof(char *));
 }
 
+static int cfg_cache_default;
+
+void config_default_cache(int on)
+{
+	cfg_cache_default = on;
+}
+
 void config_defaults(struct config *c)
 {
 	c->workers = 0;
@@ -44,7 +51,7 @@ void config_defaults(struct config *c)
 	c->trace = cfg_strdup("");
 	c->max_output = (int64_t)16 << 20;
 	c->speculate = 1;
-	c->cache = 0;
+	c->cache = cfg_cache_default;
 	c->cache_max_age_ms = (int64_t)7 * 86400000;
 	c->cache_content = 0;
 	c->cache_dir = cfg_strdup("");

@@ -74,6 +74,12 @@ struct config {
 
 /* Fill *c with the built-in defaults (allocates; release with config_release). */
 void config_defaults(struct config *c);
+/*
+ * Make `cache: true` the default of this process (for keys no file sets):
+ * what asynccompile-kbuild.mk's load asks for.  Call before any config is
+ * filled.
+ */
+void config_default_cache(int on);
 void config_release(struct config *c);
 /*
  * Parse `path` into *c (which receives defaults for keys the file omits).

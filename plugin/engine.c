@@ -558,22 +558,17 @@ unsigned long engine_submitted(void)
 	return n;
 }
 
-/*
- * The top-level make starts the trace file afresh, once, before any
- * sub-make of its build can have written to it; sub-makes and a make
- * that re-executed itself (MAKE_RESTARTS) add to it.
- */
-static void engine_trace_begin(void)
+void engine_trace_begin(const char *path)
 {
 	static int begun;
 	const char *level = getenv("MAKELEVEL"), *restarts = getenv("MAKE_RESTARTS");
 	struct buf why = BUF_INIT;
 
-	if (!E.trace || begun++ || (level && *level && strcmp(level, "0")) ||
+	if (!path || !*path || begun++ || (level && *level && strcmp(level, "0")) ||
 	    (restarts && *restarts))
 		return;
-	if (trace_begin(E.trace, &why) < 0 && !E.trace_warned++)
-		engine_log("warning: cannot write the trace file %s: %s", E.trace, (char *)why.data);
+	if (trace_begin(path, &why) < 0 && !E.trace_warned++)
+		engine_log("warning: cannot write the trace file %s: %s", path, (char *)why.data);
 	buf_release(&why);
 }
 
@@ -587,6 +582,9 @@ int engine_start(const struct config *cfg, struct buf *err)
 		return 0;
 	E.stopping = 0;
 	fault_init();
+	/* what a pool needs and a make that queues nothing does not pay for */
+	fatal_init();
+	reexec_arm();
 	if (spawn_snapshot_env() < 0) {
 		buf_addstr(err, "out of memory copying the environment");
 		return -1;
@@ -613,7 +611,7 @@ int engine_start(const struct config *cfg, struct buf *err)
 	E.workers = workers;
 	E.workers_max = config_workers_max(cfg);
 	E.trace = cfg->trace && *cfg->trace ? strdup(cfg->trace) : NULL;
-	engine_trace_begin();
+	engine_trace_begin(E.trace);
 	reexec_jobserver(&E.slots.js);
 	/*
 	 * On make's thread, before the I/O thread exists: spawning reads

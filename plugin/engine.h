@@ -52,6 +52,13 @@ struct engine_stats {
  */
 int engine_start(const struct config *cfg, struct buf *err);
 int engine_started(void);
+/*
+ * The top-level make starts the trace file `path` afresh, once, before any
+ * sub-make of its build can have written to it (at load when the
+ * configuration asks for a trace, else when the pool starts); sub-makes
+ * and a make that re-executed itself (MAKE_RESTARTS) add to it.
+ */
+void engine_trace_begin(const char *path);
 /* Jobs ever submitted to the running engine. */
 unsigned long engine_submitted(void);
 /*

@@ -158,31 +158,18 @@ char *funcs_config(const char *nm, unsigned int argc, char **argv)
 }
 
 /*
- * warm: start the pool while make is still reading the makefile that
- * loaded us, so the first job finds workers ready.  Any error is left for
- * the first async-* call to report where the user can see it.
+ * At load: note the jobserver make handed us in the environment, before
+ * we open anything that could take the same numbers.  Nothing else: the
+ * configuration is found when something needs it (speculation at load,
+ * else the first call), and the pool starts with the first job.
  */
-void funcs_warm_at_load(void)
+void funcs_load(void)
 {
-	struct buf err = BUF_INIT;
-
-	/* before we open anything that could take the same numbers */
 	if (!env_js_state && js_parse_auth(getenv("MAKEFLAGS"), &env_js)) {
 		env_js_state = env_js.style != JS_PIPE || js_identify(&env_js) == 0 ? 1 : -1;
 		if (env_js.style != JS_PIPE)
 			js_auth_release(&env_js);
 	}
-	int r = funcs_discover(NULL);
-
-	if (r == 0 && cfg.warm) {
-		cfg_at_load = 1;
-		engine_start(&cfg, &err);
-	}
-	else if (r == 0) {
-		config_release(&cfg);
-		cfg_loaded = 0; /* found again at first use, when the makefile may say more */
-	}
-	buf_release(&err);
 }
 
 /* ---- the make process's situation ---- */
@@ -287,7 +274,7 @@ const struct config *funcs_config_at_load(void)
 	return cfg_loaded ? &cfg : NULL;
 }
 
-const struct config *funcs_prepare(const char *fn, struct situation *sit)
+const struct config *funcs_prepare(const char *fn, struct situation *sit, int start)
 {
 	struct buf err = BUF_INIT;
 
@@ -296,10 +283,17 @@ const struct config *funcs_prepare(const char *fn, struct situation *sit)
 		funcs_config_find(fn);
 	if (!cfg_loaded)
 		return NULL; /* a bad file at load: the first call reports it */
-	funcs_situation(fn ? fn : "async-shell", sit);
+	if (!start) {
+		char *at = funcs_var("@");
+
+		memset(sit, 0, sizeof *sit);
+		sit->in_recipe = *at != 0;
+		free(at);
+	} else
+		funcs_situation(fn ? fn : "async-shell", sit);
 	if (sit->in_recipe)
 		shell_makefiles_read();
-	if (engine_start(&cfg, &err) < 0) {
+	if (start && engine_start(&cfg, &err) < 0) {
 		if (fn)
 			funcs_fail(fn, (char *)err.data);
 		buf_release(&err);
@@ -385,7 +379,7 @@ static char *funcs_queue(const char *fn, enum job_kind kind, unsigned int argc, 
 			 fn, name);
 		mk_error((char *)b.data);
 	}
-	funcs_prepare(fn, &sit);
+	funcs_prepare(fn, &sit, 1);
 
 	for (char **w = cfg.launcher; *w; w++) {
 		output_shell_quote(&cmd, *w);

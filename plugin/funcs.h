@@ -17,8 +17,8 @@ char *funcs_try(const char *nm, unsigned int argc, char **argv);
 char *funcs_wait(const char *nm, unsigned int argc, char **argv);
 char *funcs_config(const char *nm, unsigned int argc, char **argv);
 char *funcs_stats(const char *nm, unsigned int argc, char **argv);
-/* setup: start the pool now if the configuration found says warm: true */
-void funcs_warm_at_load(void);
+/* setup: note the jobserver in the environment; nothing is started */
+void funcs_load(void);
 
 /* What every function that runs commands does first. */
 struct situation {
@@ -26,13 +26,15 @@ struct situation {
 	struct make_flags flags;
 };
 /*
- * Find the configuration, set the slots (jobserver or -jN) from make's
- * flags, end speculation if a recipe is being expanded, start the pool.
- * With fn == NULL (at load) nothing is reported and NULL is returned on
- * a bad configuration or a pool that cannot start; otherwise those stop
- * make with an error naming fn.  Returns the configuration in force.
+ * Find the configuration, end speculation if a recipe is being expanded,
+ * and with `start` set the slots (jobserver or -jN) from make's flags and
+ * start the pool (without it sit->flags stay zero: a command run in
+ * make's own process needs neither).  With fn == NULL (at load) nothing
+ * is reported and NULL is returned on a bad configuration or a pool that
+ * cannot start; otherwise those stop make with an error naming fn.
+ * Returns the configuration in force.
  */
-const struct config *funcs_prepare(const char *fn, struct situation *sit);
+const struct config *funcs_prepare(const char *fn, struct situation *sit, int start);
 /*
  * At load: the configuration found so far (the makefile may still name
  * another before the first call), or NULL on a bad file.

@@ -9,6 +9,11 @@
 
 /* Define NAME<suffix> as a simple variable holding `value` verbatim. */
 void mk_set_var(const char *name, const char *suffix, const char *value);
+/*
+ * The expansion of $(call NAME,ARG...) with each ARG taken verbatim (not
+ * expanded again), malloc'd.
+ */
+char *mk_call(const char *name, unsigned argc, char *const *argv);
 /* $(error msg) at the current location; does not return. */
 void mk_error(const char *msg) __attribute__((noreturn));
 /* gmk_eval text (make parses it as a makefile line). */

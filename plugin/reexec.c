@@ -12,7 +12,7 @@
  *
  * What survives exec is the process id, the process's start time and the
  * environment.  So the bytes of the tokens held are kept in one string put
- * into the environment at load time and changed in place (the environment
+ * into the environment when the engine starts and changed in place (the environment
  * array is never touched again, so make's thread may use it meanwhile):
  *
  *     ASYNCCOMPILE_HELD_TOKENS=PID.START:SLOTS
@@ -148,14 +148,30 @@ static void reexec_give_back(const char *v, const char *me)
 void reexec_init(void)
 {
 	static int done;
-	const char *v;
+	const char *v = getenv(REEXEC_NAME);
+	char me[48];
+
+	if (done++ || !v)
+		return;
+	/* compare "PID.START" only: ours is the text between '=' and ':' */
+	snprintf(me, sizeof me, "%ld.%llu", (long)getpid(), reexec_start_time());
+	reexec_give_back(v, me);
+	unsetenv(REEXEC_NAME);
+	/* imported by make at startup: not for its recipes */
+	gmk_eval("undefine " REEXEC_NAME, NULL);
+}
+
+void reexec_arm(void)
+{
+	static int done;
 	char *base;
 	int len;
 	long pid = (long)getpid();
-	unsigned long long start = reexec_start_time();
+	unsigned long long start;
 
 	if (done++)
 		return;
+	start = reexec_start_time();
 	len = snprintf(NULL, 0, "%s=%ld.%llu:", REEXEC_NAME, pid, start);
 	if (len < 0 || (size_t)len >= REEXEC_SIZE - 2 * REEXEC_MAX ||
 	    !(base = malloc(REEXEC_SIZE + 1)))
@@ -169,18 +185,6 @@ void reexec_init(void)
 	for (int i = 0; i < REEXEC_MAX; i++)
 		reexec_free[i] = REEXEC_MAX - 1 - i; /* slot 0 on top */
 	reexec_nfree = REEXEC_MAX;
-	v = getenv(REEXEC_NAME);
-	if (v) {
-		/* compare "PID.START" only: ours is the text between '=' and ':' */
-		char me[48];
-
-		snprintf(me, sizeof me, "%.*s", (int)(len - sizeof REEXEC_NAME - 1),
-			 reexec_env + sizeof REEXEC_NAME);
-		reexec_give_back(v, me);
-		unsetenv(REEXEC_NAME);
-	}
-	/* imported by make at startup: not for its recipes */
-	gmk_eval("undefine " REEXEC_NAME, NULL);
 	if (putenv(reexec_env))
 		reexec_slots = NULL;
 }

@@ -6,7 +6,10 @@
 /*
  * reexec.c: tokens held when a sub-make re-executes itself, given back by
  * the plugin in the new image, or by a fatal signal's handler.
- * reexec_init: once, on make's thread, at load, before the engine runs.
+ * reexec_init: once, on make's thread, at load: gives back what the image
+ * before this one held, if the environment says so (nothing else).
+ * reexec_arm: once, on make's thread, as the engine starts, before the
+ * environment is copied for the pool: puts the record into it.
  * reexec_jobserver: the jobserver every held token comes from (the
  * engine's), before the first one is taken.  reexec_hold: with
  * engine.lock held, for every token taken (+1) or to be given back (-1);
@@ -15,6 +18,7 @@
  * reexec_give_back_held: async-signal-safe; gives back every token held.
  */
 void reexec_init(void);
+void reexec_arm(void);
 void reexec_jobserver(const struct jobserver *js);
 int reexec_hold(unsigned char tok, int delta);
 void reexec_give_back_held(void);

@@ -17,28 +17,39 @@
 #include "engine.h"
 #include "fatal.h"
 #include "reexec.h"
+#include "kbuild.h"
 
 __attribute__((visibility("default"))) int plugin_is_GPL_compatible;
 
 /*
  * Text handed to make verbatim: make parses what gmk_eval gets, so instead
  * of escaping `$`, `#`, newlines and leading blanks we eval a reference to
- * this function, which returns the stashed text as it is.
+ * this function, which returns the stashed text as it is:
+ * $(async-compile-internal-value ) the one text, $(async-compile-internal-
+ * value N) the Nth of a list (mk_call's arguments).
  */
 static const char *mk_stash;
 static size_t mk_stash_len;
+static char *const *mk_stash_v;
+static unsigned mk_stash_n;
 
 static char *mk_value_func(const char *nm, unsigned int argc, char **argv)
 {
+	const char *v = mk_stash;
+	size_t n = mk_stash_len;
 	char *r;
 
 	(void)nm;
-	(void)argc;
-	(void)argv;
-	r = gmk_alloc((unsigned)mk_stash_len + 1);
-	if (mk_stash_len)
-		memcpy(r, mk_stash, mk_stash_len);
-	r[mk_stash_len] = 0;
+	if (argc && *argv[0]) {
+		unsigned long i = strtoul(argv[0], NULL, 10);
+
+		v = i < mk_stash_n ? mk_stash_v[i] : "";
+		n = strlen(v);
+	}
+	r = gmk_alloc((unsigned)n + 1);
+	if (n)
+		memcpy(r, v, n);
+	r[n] = 0;
 	return r;
 }
 
@@ -55,6 +66,27 @@ void mk_set_var(const char *name, const char *suffix, const char *value)
 	buf_release(&line);
 	mk_stash = NULL;
 	mk_stash_len = 0;
+}
+
+char *mk_call(const char *name, unsigned argc, char *const *argv)
+{
+	struct buf e = BUF_INIT;
+	char *const *old_v = mk_stash_v;
+	unsigned old_n = mk_stash_n;
+	char *r;
+
+	buf_addf(&e, "$(call %s", name);
+	for (unsigned i = 0; i < argc; i++)
+		buf_addf(&e, ",$(async-compile-internal-value %u)", i);
+	buf_addstr(&e, ")");
+	/* call expands its arguments before the body, which may call us again */
+	mk_stash_v = argv;
+	mk_stash_n = argc;
+	r = mk_expand((char *)e.data);
+	mk_stash_v = old_v;
+	mk_stash_n = old_n;
+	buf_release(&e);
+	return r;
 }
 
 void mk_error(const char *msg)
@@ -213,21 +245,12 @@ char **mk_shell_environ(void)
 	return v;
 }
 
-#ifdef GMK_ABI_VERSION
-__attribute__((visibility("default")))
-int asynccompile_gmk_setup(unsigned int abi, const gmk_floc *floc);
-int asynccompile_gmk_setup(unsigned int abi, const gmk_floc *floc)
+/* What both entry points do. */
+static int setup_load(void)
 {
-	(void)abi;
-#else
-__attribute__((visibility("default")))
-int asynccompile_gmk_setup(const gmk_floc *floc);
-int asynccompile_gmk_setup(const gmk_floc *floc)
-{
-#endif
 	static int registered;
+	const struct config *cfg;
 
-	(void)floc;
 	/* make calls setup again if the .so is remade; the table keeps the functions */
 	gmk_add_function("async-compile", funcs_compile, 2, 3, GMK_FUNC_DEFAULT);
 	gmk_add_function("async-try", funcs_try, 2, 3, GMK_FUNC_DEFAULT);
@@ -235,7 +258,7 @@ int asynccompile_gmk_setup(const gmk_floc *floc)
 	gmk_add_function("async-config", funcs_config, 1, 1, GMK_FUNC_DEFAULT);
 	gmk_add_function("async-stats", funcs_stats, 0, 1, GMK_FUNC_DEFAULT);
 	gmk_add_function("async-shell", shell_func, 0, 1, GMK_FUNC_DEFAULT);
-	gmk_add_function("async-compile-internal-value", mk_value_func, 0, 0, GMK_FUNC_DEFAULT);
+	gmk_add_function("async-compile-internal-value", mk_value_func, 0, 1, GMK_FUNC_DEFAULT);
 	gmk_add_function("async-compile-internal-read", shell_read_func, 0, 0, GMK_FUNC_DEFAULT);
 	/*
 	 * `$(async-wait)` is a variable reference for make (a function call
@@ -251,11 +274,50 @@ int asynccompile_gmk_setup(const gmk_floc *floc)
 	/* exit handlers run last first: make's signal handlers come back last */
 	if (!registered++ && !atexit(fatal_release))
 		atexit(engine_shutdown);
+	/*
+	 * Nothing is started here: no pool, thread, store or signal handler
+	 * until a job or a speculation needs one (engine_start), so a make
+	 * that queues nothing pays for the load and little else.
+	 */
 	reexec_init();
-	fatal_init();
-	funcs_warm_at_load();
+	funcs_load();
 	shell_load();
+	/* a trace asked for: sub-makes may write to it before our first job */
+	cfg = funcs_config_at_load();
+	if (cfg)
+		engine_trace_begin(cfg->trace);
 	if (registered == 1)
 		atexit(shell_exit); /* runs before engine_shutdown */
 	return 1;
+}
+
+/*
+ * `load asynccompile.so`: the make functions.  `load
+ * asynccompile.so(asynccompile_kbuild_gmk_setup)`, asynccompile-kbuild.mk's
+ * load: the same, plus Kbuild's probe macros through async-shell
+ * (kbuild.h) and the answer cache on unless a configuration file says
+ * otherwise.
+ */
+#ifdef GMK_ABI_VERSION
+#define SETUP_ARGS unsigned int abi, const gmk_floc *floc
+#define SETUP_UNUSED (void)abi; (void)floc
+#else
+#define SETUP_ARGS const gmk_floc *floc
+#define SETUP_UNUSED (void)floc
+#endif
+
+__attribute__((visibility("default"))) int asynccompile_gmk_setup(SETUP_ARGS);
+int asynccompile_gmk_setup(SETUP_ARGS)
+{
+	SETUP_UNUSED;
+	return setup_load();
+}
+
+__attribute__((visibility("default"))) int asynccompile_kbuild_gmk_setup(SETUP_ARGS);
+int asynccompile_kbuild_gmk_setup(SETUP_ARGS)
+{
+	SETUP_UNUSED;
+	config_default_cache(1);
+	kbuild_setup();
+	return setup_load();
 }

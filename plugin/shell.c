@@ -22,6 +22,7 @@
  * internal function appended; a recipe-time call or exit also ends it.
  * Make's thread only.
  */
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -236,13 +237,20 @@ static char *shell_run_key(void)
 	return buf_detach(&k, NULL);
 }
 
-/* The per-user store, opened once per process (or -1). */
-static int shell_store(const struct config *c)
+/*
+ * The per-user store, opened once per process (or -1).  Without `create`
+ * (reading the record at load) a store that does not exist yet is left
+ * for a later call to create: nothing is made for a make that keeps
+ * nothing.
+ */
+static int shell_store(const struct config *c, int create)
 {
 	struct buf why = BUF_INIT;
 
-	if (!S.store_tried++) {
-		S.store = store_open(c->cache_dir, &why);
+	if (!S.store_tried) {
+		S.store = store_open(c->cache_dir, create, &why);
+		if (S.store >= 0 || create || errno != ENOENT)
+			S.store_tried = 1;
 		if (S.store < 0)
 			shell_debug("no store", &why);
 	}
@@ -255,7 +263,7 @@ static int shell_cache(const struct config *c)
 {
 	struct buf why = BUF_INIT;
 
-	if (!c->cache || shell_store(c) < 0)
+	if (!c->cache || shell_store(c, 1) < 0)
 		return -1;
 	if (!S.cache_tried++) {
 		S.cache = cache_open(S.store, &why);
@@ -370,11 +378,14 @@ static void shell_speculate(void)
 	const struct config *c = funcs_config_at_load();
 	uint64_t env;
 
-	if (!c || !c->speculate || (off && !strcmp(off, "0")) || shell_store(c) < 0)
+	if (!c || !c->speculate || (off && !strcmp(off, "0")))
 		return;
+	/* named now, while MAKEFILE_LIST lists the makefiles read before the load */
 	S.key = shell_run_key();
 	snprintf(S.file, sizeof S.file, "rec-%016llx",
 		 (unsigned long long)store_hash(S.key, strlen(S.key), STORE_HASH_INIT));
+	if (shell_store(c, 0) < 0)
+		goto out;
 	if (store_read(S.store, S.file, &data, &why) < 0) {
 		shell_debug("no record", &why);
 		goto out;
@@ -384,7 +395,7 @@ static void shell_speculate(void)
 		shell_debug("record ignored", &why);
 		goto out;
 	}
-	if (!S.nprev || !shell_tracer() || !funcs_prepare(NULL, &sit))
+	if (!S.nprev || !shell_tracer())
 		goto out;
 	S.spec = calloc(S.nprev, sizeof *S.spec);
 	if (!S.spec)
@@ -416,6 +427,13 @@ static void shell_speculate(void)
 		if (shell_cache_fill(c, s->job, id.shell, id.flags, id.command, NULL, NULL, env)) {
 			job_free(s->job);
 			s->job = NULL;
+		} else if (!engine_started() && !funcs_prepare(NULL, &sit, 1)) {
+			/* the pool starts for the first job it gets, or not at all */
+			job_free(s->job);
+			s->job = NULL;
+			cmdid_release(&id);
+			strv_free(envp);
+			break;
 		} else {
 			engine_submit(s->job);
 			S.speculated++;
@@ -509,7 +527,8 @@ void shell_makefiles_read(void)
 			S.unused++;
 		}
 	}
-	if (S.store >= 0 && S.key && !shell_same_record() && (S.nseen || S.nprev)) {
+	if (S.key && !shell_same_record() && (S.nseen || S.nprev) &&
+	    shell_store(funcs_config_at_load(), 1) >= 0) {
 		record_encode(&rec, S.key, S.seen, S.nseen);
 		if (store_write(S.store, S.file, rec.data, rec.len, &why) < 0)
 			shell_debug("cannot write the record", &why);
@@ -520,11 +539,10 @@ void shell_makefiles_read(void)
 
 void shell_exit(void)
 {
-	const struct config *c = funcs_config_at_load();
-
 	shell_makefiles_read();
-	if (S.cache_written && c)
-		cache_evict(S.cache, c->cache_max_age_ms, CACHE_MAX_BYTES);
+	/* a cache was written: the configuration is known */
+	if (S.cache_written)
+		cache_evict(S.cache, funcs_config_at_load()->cache_max_age_ms, CACHE_MAX_BYTES);
 }
 
 /* make's .SHELLSTATUS, with make's own origin for it */
@@ -607,6 +625,7 @@ static struct job *shell_run_now(const struct config *cfg, const struct buf *id,
 		msg.tracer = (char *)shell_tracer();
 		msg.env = envp;
 		msg.env_full = 1;
+		fatal_init(); /* a signal to make alone is passed on to it */
 		run_job(&msg, &shell_direct_hooks, &j->res);
 		shell_cache_keep(j);
 		S.misses++;
@@ -680,7 +699,8 @@ char *shell_func(const char *nm, unsigned int argc, char **argv)
 	uint64_t h, env;
 	char **envp;
 
-	const struct config *cfg = funcs_prepare(nm, &sit);
+	/* the pool is for speculation; a call runs in make's process */
+	const struct config *cfg = funcs_prepare(nm, &sit, 0);
 
 	shell_identity(argc ? argv[0] : "", &id, &h);
 	/* once per call, as $(shell) builds it once: it can run functions */

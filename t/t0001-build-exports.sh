@@ -20,13 +20,15 @@ nm -D --defined-only "$ASYNC_PLUGIN" | awk 'NF == 3 { print $3, $2 }' | sort >ex
 grep -Ev "$tolerated" exports | awk '{ print $1 }' >ours || true
 
 check_exports() {
-	expect_eq "asynccompile_gmk_setup plugin_is_GPL_compatible" \
+	expect_eq "asynccompile_gmk_setup asynccompile_kbuild_gmk_setup plugin_is_GPL_compatible" \
 		"$(tr '\n' ' ' <ours | sed 's/ $//')" "exported symbols (tolerated: $tolerated)"
 }
-ok "plugin exports exactly asynccompile_gmk_setup and plugin_is_GPL_compatible" check_exports
+ok "plugin exports exactly its two setup functions and plugin_is_GPL_compatible" check_exports
 
 ok "asynccompile_gmk_setup is a function" \
 	expect_grep '^asynccompile_gmk_setup [Tt]$' exports
+ok "asynccompile_kbuild_gmk_setup (asynccompile-kbuild.mk's entry point) is a function" \
+	expect_grep '^asynccompile_kbuild_gmk_setup [Tt]$' exports
 ok "plugin_is_GPL_compatible is a data symbol" \
 	expect_grep '^plugin_is_GPL_compatible [BbDdGgSsRrVv]$' exports
 

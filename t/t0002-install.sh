@@ -65,11 +65,12 @@ expected=$(printf '%s\n' "$others" \
 	usr/local/lib/asynccompile.so \
 	usr/local/lib/pkgconfig/asynccompile.pc \
 	usr/local/libexec/asynccompile/asynccompile-trace.so \
-	usr/local/libexec/asynccompile/asynccompile-worker)
+	usr/local/libexec/asynccompile/asynccompile-worker \
+	usr/local/share/asynccompile/asynccompile-kbuild.mk)
 [ -f "$TEST_ROOT/asynccompile.mk" ] &&
 	expected=$(printf '%s\n%s\n' "$expected" usr/local/include/asynccompile.mk)
 expected=$(printf '%s\n' "$expected" | LC_ALL=C sort)
-ok "install creates exactly the plugin, the worker, the tracer and the .pc file" \
+ok "install creates exactly the plugin, the worker, the tracer, the Kbuild fragment and the .pc file" \
 	expect_eq "$expected" "$(files_in_dest)" "files under DESTDIR"
 
 ok "installed plugin is the built one" cmp "$tree_plugin" "$root/lib/asynccompile.so"
@@ -108,9 +109,17 @@ if command -v pkg-config >/dev/null 2>&1; then
 		expect_eq "$prefix/lib/asynccompile.so" "$(pc_var plugin)" plugin
 	ok "pkg-config --variable=prefix" expect_eq "$prefix" "$(pc_var prefix)" prefix
 	ok "pkg-config --variable=libdir" expect_eq "$prefix/lib" "$(pc_var libdir)" libdir
+	ok "pkg-config --variable=kbuild gives the installed Kbuild fragment" \
+		expect_eq "$prefix/share/asynccompile/asynccompile-kbuild.mk" "$(pc_var kbuild)" kbuild
 else
 	skip "pkg-config not installed"
 fi
+
+frag=$root/share/asynccompile/asynccompile-kbuild.mk
+ok "the installed Kbuild fragment loads the installed plugin" \
+	expect_eq "-load $prefix/lib/asynccompile.so(asynccompile_kbuild_gmk_setup)" \
+	"$(grep '^-load' "$frag")" "its load line"
+ok "the installed Kbuild fragment looks nowhere else" expect_no_grep 'MAKEFILE_LIST' "$frag"
 
 # The staged plugin must find the staged worker by itself (relative to its
 # own location: DESTDIR means the configured LIBEXECDIR does not exist),
@@ -128,6 +137,8 @@ ok "uninstall removes exactly what install added" \
 	expect_eq "$others" "$(files_in_dest)" "files under DESTDIR"
 ok "uninstall removes the libexec/asynccompile directory" \
 	test ! -e "$root/libexec/asynccompile"
+ok "uninstall removes the share/asynccompile directory" \
+	test ! -e "$root/share/asynccompile"
 
 # Nothing the build produces changed in the tree while we installed.
 check_tree_untouched() {

@@ -86,14 +86,25 @@ ok "the variables added are async-stats and async-wait, none removed" \
 ok ".LOADED names the object" expect_eq "loaded: $ASYNC_PLUGIN" "$(grep '^loaded:' with)" ".LOADED"
 ok "a recipe's environment is the same" \
 	expect_eq "$(grep -v '^[a-z]*:' without)" "$(grep -v '^[a-z]*:' with)" "environment"
-# make 4.3's $(shell) runs with make's process environment, 4.4's with
-# the variables make exports
+# A make that queues nothing starts no pool, so nothing is put into its
+# environment either.
+ok "\$(shell)'s environment: the same" expect_eq "" \
+	"$(words shell without >a; words shell with >b; diff a b | sed -n 's/^[<>] //p' | sed 's/=.*//')" \
+	"variables that differ"
+
+# Once a pool has started: make 4.3's $(shell) runs with make's process
+# environment, 4.4's with the variables make exports.
+{ echo 'load @PLUGIN@'; echo '$(async-try x,true)$(async-wait)'; cat body.mk; } | write_mk Makefile
+run_make
+mv out with
 case $(make_version) in
 4.3*) expect_shell=ASYNCCOMPILE_HELD_TOKENS ;;
 *) expect_shell= ;;
 esac
-ok "\$(shell)'s environment: ${expect_shell:-the same}" expect_eq "$expect_shell" \
+ok "after a job, \$(shell)'s environment: ${expect_shell:-the same}" expect_eq "$expect_shell" \
 	"$(words shell without >a; words shell with >b; diff a b | sed -n 's/^[<>] //p' | sed 's/=.*//')" \
 	"variables that differ"
+ok "after a job, a recipe's environment is the same" \
+	expect_eq "$(grep -v '^[a-z]*:' without)" "$(grep -v '^[a-z]*:' with)" "environment"
 
 done_testing

@@ -7,6 +7,7 @@
  * before the real call: the decoder tells a scratch file, absent before
  * and gone after, from a change that outlives the command).  A failure
  * is also the READ it depended on (the path absent, or what was there).
+ * mkdir is a WRITE only when it made the directory (TR_CREATE).
  * rename and renameat2 change both paths, link both (the old path's
  * link count and ctime).  Writes to /dev/null are not events; changes
  * through descriptors (fchmod, ftruncate, write...) are not either.
@@ -94,6 +95,33 @@ static void tr_change_after(int failed, int follow, int dirfd, const char *path)
 		return r_;                                                                 \
 	} while (0)
 
+static void tr_change_made(int dirfd, const char *path)
+{
+	struct tr_guard g;
+
+	tr_lock(&g);
+	tr_emit(TL_WRITE, TL_NOFOLLOW, NULL, dirfd, path);
+	tr_unlock(&g);
+}
+
+/*
+ * A path the call makes only where there was none (mkdir): what was there
+ * before a success is known (nothing), and a failure changed nothing, so
+ * it is only the READ it depended on.  `mkdir -p DIR/sub` tries every
+ * existing parent: those are not writes.
+ */
+#define TR_CREATE(dirfd, path, call)                                                       \
+	do {                                                                               \
+		int r_;                                                                    \
+		if (!tr_active() || !tr_maybe_null(path))                                  \
+			return call;                                                       \
+		r_ = call;                                                                 \
+		if (r_ == 0 && !tr_is_devnull(path))                                       \
+			tr_change_made(dirfd, path);                                       \
+		tr_change_after(r_ < 0, 0, dirfd, path);                                   \
+		return r_;                                                                 \
+	} while (0)
+
 /* Two changed paths. */
 #define TR_CHANGE2(dfd1, p1, dfd2, p2, call)                                               \
 	do {                                                                               \
@@ -164,12 +192,12 @@ TR_HOOK int remove(const char *path)
 
 TR_HOOK int mkdir(const char *path, mode_t mode)
 {
-	TR_CHANGE(AT_FDCWD, path, 0, TR_CALL(mkdir)(path, mode));
+	TR_CREATE(AT_FDCWD, path, TR_CALL(mkdir)(path, mode));
 }
 
 TR_HOOK int mkdirat(int dirfd, const char *path, mode_t mode)
 {
-	TR_CHANGE(dirfd, path, 0, TR_CALL(mkdirat)(dirfd, path, mode));
+	TR_CREATE(dirfd, path, TR_CALL(mkdirat)(dirfd, path, mode));
 }
 
 TR_HOOK int symlink(const char *target, const char *path)

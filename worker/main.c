@@ -130,7 +130,7 @@ static int cache_command(const char *what, const char *file)
 	if (find_config(file, &c) < 0)
 		return 1;
 	path = store_path(c.cache_dir, &why);
-	store = path ? store_open(c.cache_dir, &why) : -1;
+	store = path ? store_open(c.cache_dir, 1, &why) : -1;
 	dir = store >= 0 ? cache_open(store, &why) : -1;
 	if (dir < 0) {
 		diag_warn("no cache: %s", (char *)why.data);

@@ -85,28 +85,33 @@ static int store_mkdirs(char *path)
 	}
 }
 
-int store_open(const char *dir, struct buf *why)
+int store_open(const char *dir, int create, struct buf *why)
 {
 	char *path = store_path(dir, why), *slash;
 	struct stat st;
-	int fd;
+	int fd, e;
 
 	if (!path)
 		return -1;
-	if (path[0] == '/' && store_mkdirs(path) < 0) {
+	if (create && path[0] == '/' && store_mkdirs(path) < 0) {
 		buf_addf(why, "%s: cannot create: %s", path, strerror(errno));
 		free(path);
 		return -1;
 	}
-	if (path[0] != '/' && mkdir(path, 0700) < 0 && errno != EEXIST) {
+	if (create && path[0] != '/' && mkdir(path, 0700) < 0 && errno != EEXIST) {
 		buf_addf(why, "%s: cannot create: %s", path, strerror(errno));
 		free(path);
 		return -1;
 	}
 	fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (fd < 0 || fstat(fd, &st) < 0) {
+		e = errno;
 		buf_addf(why, "%s: %s", path, strerror(errno));
-		goto fail;
+		if (fd >= 0)
+			close(fd);
+		free(path);
+		errno = e;
+		return -1;
 	}
 	if (!store_trusted(&st, 022)) {
 		buf_addf(why, "%s: refused: %s", path, st.st_uid != geteuid()
@@ -163,7 +168,12 @@ int store_read(int dirfd, const char *name, struct buf *out, struct buf *why)
 	int r = -1;
 
 	if (fd < 0) {
-		buf_addf(why, "%s: %s", name, strerror(errno));
+		/*
+		 * No file yet is the common case (a make's first run, a make
+		 * that keeps nothing), and libc's first strerror() loads its
+		 * message catalogue: not at every load of the plugin
+		 */
+		buf_addf(why, "%s: %s", name, errno == ENOENT ? "does not exist" : strerror(errno));
 		return -1;
 	}
 	if (fstat(fd, &st) < 0)

@@ -34,11 +34,12 @@
 #define STORE_MAX_FILE ((size_t)8 << 20)
 
 /*
- * Open (creating it 0700 if needed) the store directory: `dir` if it is
- * not empty, else the per-user default.  Returns a descriptor (O_CLOEXEC,
- * the caller closes it), or -1 with the reason in `why`.
+ * Open the store directory: `dir` if it is not empty, else the per-user
+ * default; with `create`, creating it (0700) and its missing parents.
+ * Returns a descriptor (O_CLOEXEC, the caller closes it), or -1 with the
+ * reason in `why` (errno ENOENT: there is none and `create` was 0).
  */
-int store_open(const char *dir, struct buf *why);
+int store_open(const char *dir, int create, struct buf *why);
 /*
  * The path store_open() would use (malloc'd), or NULL with `why` when no
  * home directory is known.  Nothing is created or checked.

@@ -111,7 +111,7 @@ static void test_store(void)
 	if (!mkdtemp(dir))
 		abort();
 	snprintf(path, sizeof path, "%s/a/b/store", dir);
-	fd = store_open(path, &why);
+	fd = store_open(path, 1, &why);
 	ok(fd >= 0 && stat(path, &st) == 0 && (st.st_mode & 0777) == 0700,
 	   "store_open creates the store 0700 (%s)", why.len ? (char *)why.data : "");
 	ok(store_write(fd, "f", "hello", 5, &why) == 0, "a write");
@@ -136,7 +136,7 @@ static void test_store(void)
 	close(fd);
 	chmod(path, 0770);
 	buf_reset(&why);
-	fd = store_open(path, &why);
+	fd = store_open(path, 1, &why);
 	ok(fd < 0 && strstr((char *)why.data, "may write"), "a group-writable store is refused: %s",
 	   (char *)why.data);
 	chmod(path, 0700);
@@ -144,7 +144,7 @@ static void test_store(void)
 	close(open(path, O_WRONLY | O_CREAT, 0600));
 	snprintf(path, sizeof path, "%s/file/store", dir);
 	buf_reset(&why);
-	ok(store_open(path, &why) < 0 && why.len, "a store that cannot be created: %s", (char *)why.data);
+	ok(store_open(path, 1, &why) < 0 && why.len, "a store that cannot be created: %s", (char *)why.data);
 	buf_release(&why);
 	buf_release(&data);
 	snprintf(path, sizeof path, "rm -rf '%s'", dir);

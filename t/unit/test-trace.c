@@ -296,7 +296,7 @@ static void test_writes(void)
 	run(&r, 1, NULL,
 	    (char *[]){ probe, "rename", at("wa"), at("wb"), "unlink", at("wc"), "mkdir", at("we"),
 			"creat", at("wn"), "fopen-w", at("wm"), "mkstemp", at("tmpXXXXXX"),
-			"creat", "/dev/null", NULL });
+			"creat", "/dev/null", "mkdir", at("d"), NULL });
 	check_accounted(&r, "writes");
 	i = find(&r, 0, TL_WRITE, r.pid, TL_FILE, at("wa"));
 	ok(i >= 0 && r.v[i].e.ino == a && r.v[i].e.flags == TL_NOFOLLOW,
@@ -305,6 +305,8 @@ static void test_writes(void)
 	i = find(&r, 0, TL_WRITE, r.pid, TL_FILE, at("wc"));
 	ok(i >= 0 && r.v[i].e.ino == c, "unlink: WRITE with the identity before");
 	ok(find(&r, 0, TL_WRITE, r.pid, TL_ABSENT, at("we")) >= 0, "mkdir: WRITE, absent before");
+	ok(find(&r, 0, TL_WRITE, -1, -1, at("d")) < 0 && find(&r, 0, TL_READ, r.pid, TL_DIR, at("d")) >= 0,
+	   "mkdir of a directory that exists (mkdir -p's parents): a READ, no WRITE");
 	ok(find(&r, 0, TL_WRITE, r.pid, TL_ABSENT, at("wn")) >= 0 &&
 	   find(&r, 0, TL_WRITE, r.pid, TL_ABSENT, at("wm")) >= 0, "creat and fopen \"w\": WRITE");
 	{
