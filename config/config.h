@@ -30,7 +30,7 @@
  *   cache: true | false
  *   cache_max_age: age                     (a duration that may use d; 1s .. 3650d)
  *   cache_check: mtime | content
- *   cache_dir: string                      ("" = $XDG_CACHE_HOME/asynccompile
+ *   cache_dir: absolute path               ("" = $XDG_CACHE_HOME/asynccompile
  *                                           or ~/.cache/asynccompile)
  *
  * A duration is a non-negative integer with an optional unit: ms, s, m, h

@@ -444,10 +444,20 @@ static int cfg_trace(struct cfg_ctx *x, const struct cfg_key *k,
 	return cfg_string(x, k, val, &c->trace);
 }
 
+/* Relative to what?  make's directory differs between sub-makes and -C. */
 static int cfg_cache_dir(struct cfg_ctx *x, const struct cfg_key *k,
 			 yaml_node_t *val, struct config *c)
 {
-	return cfg_string(x, k, val, &c->cache_dir);
+	char shown[256];
+
+	if (cfg_string(x, k, val, &c->cache_dir) < 0)
+		return -1;
+	if (c->cache_dir[0] && c->cache_dir[0] != '/')
+		return cfg_fail(x, &val->start_mark,
+				"%s: expected an absolute path (or \"\" for the default), got '%s'",
+				k->name, cfg_show(shown, sizeof(shown), c->cache_dir,
+						  strlen(c->cache_dir)));
+	return 0;
 }
 
 static int cfg_launcher(struct cfg_ctx *x, const struct cfg_key *k,

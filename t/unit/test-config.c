@@ -340,6 +340,8 @@ static void test_unit_errors(void)
 		   "cfg.yaml:1:10: timeout: expected a duration such as 0, 90s, 5m or 1500ms, "
 		   "got '-5s'");
 	expect_err("timeout: 25h", "cfg.yaml:1:10: timeout: 25h is out of range (0..24h)");
+	expect_err("cache_dir: build/cache",
+		   "cfg.yaml:1:12: cache_dir: expected an absolute path (or \"\" for the default), got 'build/cache'");
 	expect_err("timeout: 86400001ms",
 		   "cfg.yaml:1:10: timeout: 86400001ms is out of range (0..24h)");
 	expect_err("timeout: 99999999999999999999h",
