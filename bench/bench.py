@@ -133,6 +133,11 @@ def bench_env(cfg):
         env.pop(k, None)
     env["ASYNC_COMPILE_CONFIG"] = cfg
     env["LC_ALL"] = "C"
+    # rustup's proxies (~/.cargo/bin) read /proc/self/maps, which makes
+    # Kbuild's `rustc --version` opaque and run every time: a developer
+    # machine's quirk, not Debian's rustc
+    env["PATH"] = os.pathsep.join(p for p in env.get("PATH", "").split(os.pathsep)
+                                  if not p.rstrip("/").endswith("/.cargo/bin"))
     return env
 
 
@@ -643,10 +648,11 @@ def workload_linux(o):
         subprocess.run(["cp", "-al", o.linux, t], check=True)
     patch_dropin(os.path.join(trees["dropin"], "scripts", "Makefile.compiler"), ["try-run"], o.plugin)
     stores = {k: os.path.join(d, "xdg-" + k) for k in ("warm", "first", "check", "setup", "cache",
-                                                         "cachecheck")}
+                                                         "cachecheck", "cold")}
     envs = {k: dropin_env(o, s) for k, s in stores.items()}
     for k in ("cache", "cachecheck"):
         envs[k]["ASYNC_COMPILE_CONFIG"] = o.cfg_cache
+    envs["cold"]["ASYNC_COMPILE_CONFIG"] = o.cfg_cold
     # the stock tree through MAKEFILES (zero edits): cache: true is its default
     fstores = {k: os.path.join(d, "xdg-frag-" + k) for k in ("warm", "first", "cache", "check")}
     fenvs = {"warm": fragment_env(o, fstores["warm"], o.cfg_nocache),
@@ -668,7 +674,7 @@ def workload_linux(o):
         Variant("first", "drop-in, first run (record deleted before each)", [MAKE] + goal,
                 prep=lambda: forget(stores["first"]), cwd=trees["dropin"], env=envs["first"]),
         Variant("cold", "ref: drop-in, warm record, config warm: false", [MAKE] + goal,
-                cwd=trees["dropin"], env=dict(envs["warm"], ASYNC_COMPILE_CONFIG=o.cfg_cold)),
+                cwd=trees["dropin"], env=envs["cold"]),
         Variant("cache", "drop-in, cache: true, warm (answers kept)", [MAKE] + goal,
                 cwd=trees["dropin"], env=envs["cache"]),
         Variant("kv", "ref: stock make kernelversion (reads no probes)", [MAKE, "kernelversion"],
@@ -770,8 +776,10 @@ def workload_busybox(o):
     for t in trees.values():
         subprocess.run(["cp", "-a", o.busybox, t], check=True)
     patch_dropin(os.path.join(trees["dropin"], "scripts", "Kbuild.include"), BUSYBOX_PROBES, o.plugin)
-    stores = {k: os.path.join(d, "xdg-" + k) for k in ("warm", "first", "check", "cache", "cachecheck")}
+    stores = {k: os.path.join(d, "xdg-" + k) for k in ("warm", "first", "check", "cache", "cachecheck",
+                                                         "cold")}
     envs = {k: dropin_env(o, s) for k, s in stores.items()}
+    envs["cold"]["ASYNC_COMPILE_CONFIG"] = o.cfg_cold
     for k in ("cache", "cachecheck"):
         envs[k]["ASYNC_COMPILE_CONFIG"] = o.cfg_cache
     # a third, unchanged copy built and rebuilt through MAKEFILES (zero edits)
@@ -812,7 +820,7 @@ def workload_busybox(o):
         Variant("first", "drop-in, first run (record deleted before each)", argv,
                 prep=lambda: forget(stores["first"]), cwd=trees["dropin"], env=envs["first"]),
         Variant("cold", "ref: drop-in, warm record, config warm: false", argv, cwd=trees["dropin"],
-                env=dict(envs["warm"], ASYNC_COMPILE_CONFIG=o.cfg_cold)),
+                env=envs["cold"]),
         Variant("cache", "drop-in, cache: true, warm (answers kept)", argv, cwd=trees["dropin"],
                 env=envs["cache"]),
         Variant("fwarm", "unchanged tree + MAKEFILES fragment, warm, cache: false", argv, cwd=trees["frag"],

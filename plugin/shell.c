@@ -330,9 +330,18 @@ void shell_cache_keep(const struct job *j)
 	struct buf why = BUF_INIT;
 
 	if (!j->cache_key.len || j->cached || S.cache < 0 ||
-	    !cache_cacheable(j->res.status, j->res.flags) ||
-	    readset_verdict(j->res.readset.data, j->res.readset.len) != RS_PURE)
+	    !cache_cacheable(j->res.status, j->res.flags))
 		return;
+	if (readset_verdict(j->res.readset.data, j->res.readset.len) != RS_PURE) {
+		/* the stored reason: why a cache that never hits does not */
+		if (S.debug) {
+			readset_check(j->res.readset.data, j->res.readset.len, 0, &why);
+			buf_addf(&why, " (command: %.200s)", j->command ? j->command : "?");
+			shell_debug("answer not kept", &why);
+			buf_release(&why);
+		}
+		return;
+	}
 	if (cache_put(S.cache, &j->cache_key, j->res.status, &j->res.out, &j->res.err,
 		      &j->res.readset, &why) < 0)
 		shell_debug("cannot keep an answer", &why);
