@@ -508,6 +508,50 @@ static void funcs_publish(struct job *j)
 		output_print_result(&j->res);
 }
 
+/*
+ * Inside a recipe the build steps of the set go to a collector line
+ * (recipe.h) instead of being waited for here, so make goes on running
+ * other targets; what stays in jobs[] (probes: their answers are data
+ * the recipe may need now) is waited for as before.  The line, or NULL
+ * when there is no step or no collector can be had (then every job is
+ * waited for here, as before, after one warning).
+ */
+static char *funcs_collect(struct job **jobs, size_t *n)
+{
+	struct job **steps = calloc(*n + 1, sizeof *steps);
+	size_t ns = 0, keep = 0;
+	struct make_flags f;
+	struct buf err = BUF_INIT;
+	static int warned;
+	char *mf, *line;
+
+	if (!steps)
+		abort();
+	for (size_t i = 0; i < *n; i++)
+		if (jobs[i]->kind == JOB_COMPILE)
+			steps[ns++] = jobs[i];
+	if (!ns) {
+		free(steps);
+		return NULL;
+	}
+	mf = mk_expand("$(MAKEFLAGS)");
+	js_parse_flags(mf, &f);
+	free(mf);
+	line = recipe_wait_line(steps, ns, f.dry_run, &err);
+	if (!line) {
+		if (!warned++)
+			engine_log("warning: recipe waits block make: %s", (char *)err.data);
+	} else {
+		for (size_t i = 0; i < *n; i++)
+			if (jobs[i]->kind != JOB_COMPILE)
+				jobs[keep++] = jobs[i];
+		*n = keep;
+	}
+	buf_release(&err);
+	free(steps);
+	return line;
+}
+
 char *funcs_wait(const char *nm, unsigned int argc, char **argv)
 {
 	struct job **jobs = NULL;
@@ -515,7 +559,7 @@ char *funcs_wait(const char *nm, unsigned int argc, char **argv)
 	struct buf fail = BUF_INIT;
 	int nfail = 0, first_status = 0, in_recipe;
 	size_t steps = 0;
-	char *at;
+	char *at, *line = NULL;
 
 	if (argc && *funcs_trim(argv[0])) {
 		char **names = funcs_split(argv[0]);
@@ -542,13 +586,20 @@ char *funcs_wait(const char *nm, unsigned int argc, char **argv)
 		}
 		strv_free(names);
 		qsort(jobs, n, sizeof *jobs, funcs_by_id);
-		engine_wait(&jobs, &n, funcs_progress());
 	} else {
 		if (!engine_started())
 			return NULL;
-		engine_wait(&jobs, &n, funcs_progress());
+		engine_pending(&jobs, &n);
 	}
-	engine_write_trace();
+	at = funcs_var("@");
+	in_recipe = *at != 0;
+	free(at);
+	if (in_recipe)
+		line = funcs_collect(jobs, &n);
+	if (n) {
+		engine_wait(&jobs, &n, funcs_progress());
+		engine_write_trace();
+	}
 
 	for (size_t i = 0; i < n; i++) {
 		struct job *j = jobs[i];
@@ -565,9 +616,13 @@ char *funcs_wait(const char *nm, unsigned int argc, char **argv)
 		job_free(j);
 	}
 	free(jobs);
-	at = funcs_var("@");
-	in_recipe = *at != 0;
-	free(at);
+	if (line) {
+		/* a collector line of make's: no failure here, and make counts it */
+		char *r = mk_result(line);
+
+		free(line);
+		return r;
+	}
 	/* build steps ran (or were echoed under -n) for this target */
 	if (in_recipe && steps)
 		mk_count_command();
@@ -580,12 +635,13 @@ char *funcs_wait(const char *nm, unsigned int argc, char **argv)
 		mk_error((char *)b.data);
 	}
 	/*
-	 * Inside a recipe: a failing command, so -k, -i and .DELETE_ON_ERROR
-	 * apply.  make ends a command at every newline of an expanded line,
-	 * even inside quotes, and reads the @-+ prefixes of each piece anew:
-	 * the newlines make `exit N` a command of its own wherever the wait
-	 * sits on the line (after arguments, inside quotes, after ||).  The
-	 * blank keeps a backslash before the wait from joining the lines.
+	 * Inside a recipe, when no collector could be had: a failing
+	 * command, so -k, -i and .DELETE_ON_ERROR apply.  make ends a
+	 * command at every newline of an expanded line, even inside quotes,
+	 * and reads the @-+ prefixes of each piece anew: the newlines make
+	 * `exit N` a command of its own wherever the wait sits on the line
+	 * (after arguments, inside quotes, after ||).  The blank keeps a
+	 * backslash before the wait from joining the lines.
 	 */
 	{
 		struct buf b = BUF_INIT;

@@ -5,7 +5,10 @@
 #ifndef ASYNC_RECIPE_H
 #define ASYNC_RECIPE_H
 
+#include <stddef.h>
+
 #include "../config/config.h"
+#include "../worker/buf.h"
 
 /*
  * What a recipe line of make's gets besides the command, for a build step
@@ -19,5 +22,17 @@
  * vectors (strv_free), the config's env (cfg) last.
  */
 int recipe_context(const char *command, const struct config *cfg, char ***env, char ***fds);
+
+/*
+ * A recipe wait (collect.h): steps[0..n-1], build steps in queue order,
+ * go to a new wait of the engine, and the text the $(async-wait) expands
+ * to is returned (malloc'd): a command line of its own, between
+ * newlines, running the collector silently.  Its `+` (when make runs
+ * with -n or -q and a step runs anyway: a recursive one) has make run
+ * it even then.  NULL with the reason in err when no wait can be made
+ * (no worker executable, no private socket): the steps are untouched.
+ */
+struct job;
+char *recipe_wait_line(struct job **steps, size_t n, int dry_run, struct buf *err);
 
 #endif
