@@ -335,6 +335,19 @@ struct job *collect_lendable(void)
 	return NULL;
 }
 
+struct job *collect_swappable(void)
+{
+	for (struct collect_wait *w = C.waits; w; w = w->next) {
+		if (!w->conn || w->lent)
+			continue;
+		for (size_t i = w->sent; i < w->n; i++)
+			if (w->jobs[i]->state == JOB_RUNNING &&
+			    (w->jobs[i]->slot == SLOT_TOKEN || w->jobs[i]->slot == SLOT_LIMIT))
+				return w->jobs[i];
+	}
+	return NULL;
+}
+
 void collect_lend(struct job *j)
 {
 	j->wait->lent = 1;

@@ -10,7 +10,10 @@
  * The slot: the collector's line holds one of make's slots (its token or
  * make's implicit one) and does no work, so once it has connected, the
  * engine may run ONE of its wait's queued steps without a token on that
- * slot ("lent", SLOT_LENT).  The collector cannot end before its steps
+ * slot ("lent", SLOT_LENT); or, if one of them already runs on a token
+ * (taken as it was queued, before make ran the line), that token goes
+ * back to make and the step runs on the collector's slot instead.  The
+ * collector cannot end before its steps
  * do, so the slot is never used twice.  This is what keeps -jN recipes
  * waiting at once from holding every slot while their steps starve.
  *
@@ -50,6 +53,13 @@ size_t collect_nfds(void);
 size_t collect_pollfds(struct pollfd *fds, size_t max);
 /* What poll() said about the descriptors collect_pollfds() gave. */
 void collect_events(const struct pollfd *fds, size_t n);
+/*
+ * A running job of a collector whose slot is free, that holds a token
+ * (or a place under the limit): the engine gives that back and moves the
+ * job onto the collector's slot (collect_lend), so make can start another
+ * target with it.  NULL when there is none.
+ */
+struct job *collect_swappable(void);
 /* A queued job that may run on its collector's slot now, or NULL. */
 struct job *collect_lendable(void);
 /* j (from collect_lendable) is dispatched on its collector's slot. */

@@ -182,6 +182,9 @@ void engine_collect_forget(struct job *j)
 
 void engine_collect_abandon(struct job *j)
 {
+	/* the backend is gone (make exits): what it still ran is dead */
+	if (j->state == JOB_RUNNING && !E.backend)
+		slots_release(&E.slots, j);
 	engine_cancel_locked(j);
 }
 
@@ -335,6 +338,12 @@ static void engine_schedule(void)
 	slots_round(&E.slots);
 	if (fatal_dying())
 		return;
+	/* a connected collector stands in for a step that holds a token */
+	for (struct job *j; (j = collect_swappable());) {
+		slots_release(&E.slots, j);
+		j->slot = SLOT_LENT;
+		collect_lend(j);
+	}
 	/* no room: take a slot only if the pool can grow a worker for it */
 	for (; E.qhead && (room > 0 || engine_can_grow()); room = room > 0 ? room - 1 : 0) {
 		unsigned char tok = 0;
