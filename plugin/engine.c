@@ -37,6 +37,12 @@
 #define DRAIN_CHECK_MS 200
 /* how often to look whether make's last running child has ended */
 #define CHILDREN_CHECK_MS 10
+/*
+ * A token a collector's stand-in gave back is left to make this long
+ * (it is make's next target that waits for it), before the pool's queued
+ * steps may compete for tokens again.
+ */
+#define SWAP_HOLD_MS 20
 
 static struct engine {
 	pthread_mutex_t lock;
@@ -56,6 +62,7 @@ static struct engine {
 
 	struct slots slots;
 	int64_t token_wait_since;  /* the queue's head has waited for a token since */
+	int64_t token_hold_until;  /* no token taken before then (SWAP_HOLD_MS) */
 	struct jobtab tab;
 	struct job *qhead, *qtail;
 	struct job *discarded;     /* cancelled running jobs, linked by `next` */
@@ -340,6 +347,8 @@ static void engine_schedule(void)
 		return;
 	/* a connected collector stands in for a step that holds a token */
 	for (struct job *j; (j = collect_swappable());) {
+		if (j->slot == SLOT_TOKEN)
+			E.token_hold_until = proto_now_ns() + SWAP_HOLD_MS * 1000000LL;
 		slots_release(&E.slots, j);
 		j->slot = SLOT_LENT;
 		collect_lend(j);
@@ -368,7 +377,11 @@ static void engine_schedule(void)
 			continue;
 		}
 		if (E.slots.js_active) {
-			int r = slots_take_token(&E.slots, &tok);
+			int r;
+
+			if (E.token_hold_until > proto_now_ns())
+				return; /* engine_main wakes up when the hold ends */
+			r = slots_take_token(&E.slots, &tok);
 
 			if (r == 1) {
 				if (room <= 0 && engine_grow() < 0) {
@@ -545,6 +558,14 @@ static void *engine_main(void *arg)
 			timeout = 0;
 		if (slots_watch_drain(&E.slots) && (timeout < 0 || timeout > DRAIN_CHECK_MS))
 			timeout = DRAIN_CHECK_MS;
+		if (E.token_hold_until) {
+			int64_t left = (E.token_hold_until - proto_now_ns()) / 1000000 + 1;
+
+			if (left <= 0)
+				E.token_hold_until = 0;
+			else if (timeout < 0 || timeout > left)
+				timeout = (int)left;
+		}
 		if (E.slots.watch_children && (timeout < 0 || timeout > CHILDREN_CHECK_MS))
 			timeout = CHILDREN_CHECK_MS;
 		pthread_mutex_unlock(&E.lock);
