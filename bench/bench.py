@@ -19,7 +19,8 @@ Environment (all optional):
     BENCH_MAKE          make to run (default make)
     BENCH_CC            compiler (default cc)
     BENCH_START_METHOD  pool start method (default subprocess)
-    BENCH_ONLY          run only these workloads, e.g. "1 3" (default "1 2 3 4 5 6")
+    BENCH_ONLY          run only these workloads, e.g. "1 3" (default "1 2 3 4 5 6 7 8")
+    BENCH_WAIT_J        make -jN of workloads 7 and 8, the recipe waits' (default 4)
     BENCH_QUIET_WAIT    wait up to this many seconds before each workload for
                         other processes to use under 0.25 CPUs (default 0)
 """
@@ -34,10 +35,12 @@ import shutil
 import subprocess
 import sys
 import time
+import types
 
 sys.dont_write_bytecode = True  # keep the source tree clean
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from timer import BenchError, Variant, busy_cpus, measure, paired_ratio, paired_spread, table, verdict  # noqa: E402
+import waits  # noqa: E402
 
 
 def env_int(name, default):
@@ -54,7 +57,7 @@ SCALE = [int(x) for x in os.environ.get("BENCH_SCALE", "100 1000 10000").split()
 MAKE = os.environ.get("BENCH_MAKE", "make")
 CC = os.environ.get("BENCH_CC", "cc")
 START = os.environ.get("BENCH_START_METHOD", "subprocess")
-ONLY = os.environ.get("BENCH_ONLY", "1 2 3 4 5 6").split()
+ONLY = os.environ.get("BENCH_ONLY", "1 2 3 4 5 6 7 8").split()
 QUIET_WAIT = env_int("BENCH_QUIET_WAIT", 0)
 QUIET = 0.25  # CPUs of background load above which a workload is contended
 
@@ -821,7 +824,18 @@ def loadavg():
         return "?"
 
 
+# What bench/waits.py's workloads use of this file.
+HELPERS = types.SimpleNamespace()
+
+
+def helpers():
+    for name in ("say", "write", "fresh_dir", "timed", "background", "ms", "MAKE", "CC", "START",
+                 "ROUNDS", "WARMUP"):
+        setattr(HELPERS, name, globals()[name])
+
+
 def main():
+    helpers()
     ap = argparse.ArgumentParser()
     ap.add_argument("--top", required=True)
     ap.add_argument("--out", required=True)
@@ -857,7 +871,9 @@ def main():
     spent = []
     for key, fn in (("1", workload_probes), ("2", workload_overhead),
                     ("3", workload_lua), ("4", workload_scale),
-                    ("5", workload_linux), ("6", workload_busybox)):
+                    ("5", workload_linux), ("6", workload_busybox),
+                    ("7", lambda o: waits.workload_stall(o, HELPERS)),
+                    ("8", lambda o: waits.workload_libs(o, HELPERS))):
         if key not in ONLY:
             continue
         t0 = time.monotonic()

@@ -4,7 +4,8 @@
  *
  * Just over 600 lines: it is every make function's argument checks and
  * error wording, which must stay alike and so stay together; what a
- * build step gets from make is recipe.c's, printing output.c's.
+ * build step gets from make, and a recipe wait's collector line, are
+ * recipe.c's, printing output.c's.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -508,50 +509,6 @@ static void funcs_publish(struct job *j)
 		output_print_result(&j->res);
 }
 
-/*
- * Inside a recipe the build steps of the set go to a collector line
- * (recipe.h) instead of being waited for here, so make goes on running
- * other targets; what stays in jobs[] (probes: their answers are data
- * the recipe may need now) is waited for as before.  The line, or NULL
- * when there is no step or no collector can be had (then every job is
- * waited for here, as before, after one warning).
- */
-static char *funcs_collect(struct job **jobs, size_t *n)
-{
-	struct job **steps = calloc(*n + 1, sizeof *steps);
-	size_t ns = 0, keep = 0;
-	struct make_flags f;
-	struct buf err = BUF_INIT;
-	static int warned;
-	char *mf, *line;
-
-	if (!steps)
-		abort();
-	for (size_t i = 0; i < *n; i++)
-		if (jobs[i]->kind == JOB_COMPILE)
-			steps[ns++] = jobs[i];
-	if (!ns) {
-		free(steps);
-		return NULL;
-	}
-	mf = mk_expand("$(MAKEFLAGS)");
-	js_parse_flags(mf, &f);
-	free(mf);
-	line = recipe_wait_line(steps, ns, f.dry_run, &err);
-	if (!line) {
-		if (!warned++)
-			engine_log("warning: recipe waits block make: %s", (char *)err.data);
-	} else {
-		for (size_t i = 0; i < *n; i++)
-			if (jobs[i]->kind != JOB_COMPILE)
-				jobs[keep++] = jobs[i];
-		*n = keep;
-	}
-	buf_release(&err);
-	free(steps);
-	return line;
-}
-
 char *funcs_wait(const char *nm, unsigned int argc, char **argv)
 {
 	struct job **jobs = NULL;
@@ -595,7 +552,7 @@ char *funcs_wait(const char *nm, unsigned int argc, char **argv)
 	in_recipe = *at != 0;
 	free(at);
 	if (in_recipe)
-		line = funcs_collect(jobs, &n);
+		line = recipe_collect(jobs, &n);
 	if (n) {
 		engine_wait(&jobs, &n, funcs_progress());
 		engine_write_trace();

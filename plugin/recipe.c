@@ -10,6 +10,7 @@
 #include "engine.h"
 #include "jobserver.h"
 #include "mk.h"
+#include "job.h"
 #include "output.h"
 #include "recipe.h"
 #include "spawn.h"
@@ -104,4 +105,40 @@ char *recipe_wait_line(struct job **steps, size_t n, int dry_run, struct buf *er
 	output_shell_quote(&line, collect_socket());
 	buf_addf(&line, " %lld:%s\n", (long long)id, cookie);
 	return buf_detach(&line, NULL);
+}
+
+char *recipe_collect(struct job **jobs, size_t *n)
+{
+	struct job **steps = calloc(*n + 1, sizeof *steps);
+	size_t ns = 0, keep = 0;
+	struct make_flags f;
+	struct buf err = BUF_INIT;
+	static int warned;
+	char *mf, *line;
+
+	if (!steps)
+		abort();
+	for (size_t i = 0; i < *n; i++)
+		if (jobs[i]->kind == JOB_COMPILE)
+			steps[ns++] = jobs[i];
+	if (!ns) {
+		free(steps);
+		return NULL;
+	}
+	mf = mk_expand("$(MAKEFLAGS)");
+	js_parse_flags(mf, &f);
+	free(mf);
+	line = recipe_wait_line(steps, ns, f.dry_run, &err);
+	if (!line) {
+		if (!warned++)
+			engine_log("warning: recipe waits block make: %s", (char *)err.data);
+	} else {
+		for (size_t i = 0; i < *n; i++)
+			if (jobs[i]->kind != JOB_COMPILE)
+				jobs[keep++] = jobs[i];
+		*n = keep;
+	}
+	buf_release(&err);
+	free(steps);
+	return line;
 }

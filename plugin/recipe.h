@@ -35,4 +35,16 @@ int recipe_context(const char *command, const struct config *cfg, char ***env, c
 struct job;
 char *recipe_wait_line(struct job **steps, size_t n, int dry_run, struct buf *err);
 
+/*
+ * A wait's set jobs[0..*n-1] (queue order), expanded inside a recipe:
+ * its build steps go to a collector line (recipe_wait_line) instead of
+ * being waited for at the expansion, so make goes on running other
+ * targets; what stays in jobs[] (*n shrinks: probes, whose answers are
+ * data the recipe may need now) is waited for as before.  Returns the
+ * line (malloc'd), or NULL when the set has no step or no collector can
+ * be had (then jobs[] is untouched and waited for whole, after one
+ * warning).
+ */
+char *recipe_collect(struct job **jobs, size_t *n);
+
 #endif
