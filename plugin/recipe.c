@@ -103,7 +103,8 @@ char *recipe_wait_line(struct job **steps, size_t n, int dry_run, struct buf *er
 	output_shell_quote(&line, exe);
 	buf_addstr(&line, " --collect ");
 	output_shell_quote(&line, collect_socket());
-	buf_addf(&line, " %lld:%s\n", (long long)id, cookie);
+	/* under .ONESHELL the line is one of a script's: a failure ends it */
+	buf_addf(&line, " %lld:%s || exit $?\n", (long long)id, cookie);
 	return buf_detach(&line, NULL);
 }
 

@@ -27,7 +27,8 @@ int recipe_context(const char *command, const struct config *cfg, char ***env, c
  * A recipe wait (collect.h): steps[0..n-1], build steps in queue order,
  * go to a new wait of the engine, and the text the $(async-wait) expands
  * to is returned (malloc'd): a command line of its own, between
- * newlines, running the collector silently.  Its `+` (when make runs
+ * newlines, running the collector silently (and, under .ONESHELL,
+ * ending the script when it fails).  Its `+` (when make runs
  * with -n or -q and a step runs anyway: a recursive one) has make run
  * it even then.  NULL with the reason in err when no wait can be made
  * (no worker executable, no private socket): the steps are untouched.

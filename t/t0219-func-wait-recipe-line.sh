@@ -84,6 +84,18 @@ run_make -i -j2
 ok "-i: make exits 0" expect_make_ok
 ok "-i: the error is ignored" expect_grep 'bad\] Error 5 (ignored)' err
 
+# Under .ONESHELL the recipe is one script: the failing wait ends it.
+write_mk Makefile <<'EOF2'
+load @PLUGIN@
+.ONESHELL:
+all:
+	@$(async-compile f,exit 6)$(async-wait)
+	echo after-the-wait
+EOF2
+run_make
+ok ".ONESHELL: Error 6 for the target" expect_grep 'all\] Error 6$' err
+ok ".ONESHELL: the script stops at the wait" expect_no_grep '^after-the-wait$' out
+
 # 5. Steps another target queued: a wait names them and prints their
 # output in its own target's place.
 write_mk Makefile <<'EOF2'
@@ -118,7 +130,7 @@ ok "-s: nothing is printed" expect_eq "" "$(cat out)" "stdout"
 rm -f out.txt
 run_make -n
 ok "-n: make exits 0" expect_make_ok
-ok "-n: the wait's line is echoed" expect_grep ' --collect [^ ]* [0-9]*:[0-9a-f]*$' out
+ok "-n: the wait's line is echoed" expect_grep ' --collect [^ ]* [0-9]*:[0-9a-f]* ' out
 ok "-n: nothing runs" test ! -e out.txt
 run_make -q
 ok "-q: make exits 1 (out of date)" expect_eq 1 "$make_status" "make status"

@@ -23,7 +23,7 @@ all:
 	@echo '$(subst $(nl), ,$(async-wait s))' >line.txt; timeout 20 cat hold >/dev/null
 EOF2
 run_collector() { # how: run the recorded line's command as the test (not make's child)
-	set -- $(sed 's/^ *@//' line.txt)
+	set -- $(sed 's/^ *@//; s/ ||.*//' line.txt)
 	"$@" >hand.out 2>hand.err
 }
 rm -f line.txt
