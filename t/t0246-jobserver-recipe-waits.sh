@@ -91,11 +91,12 @@ load @PLUGIN@
 $(shell echo $$PPID >make.pid)
 a: ; @$(foreach i,1 2 3,$(async-compile $@$i,sleep $(MK)))$(async-wait)
 EOF2
+# (the collector itself, not the shell running its line)
 collectors() { # count: exactly that many collectors of this test run
-	[ "$(pgrep -f -- "--collect $TMPDIR/" | wc -l)" -eq "$1" ]
+	[ "$(pgrep -f -- "^[^ ]*asynccompile-worker --collect $TMPDIR/" | wc -l)" -eq "$1" ]
 }
 some() { # marker: a collector waits and two steps sleep
-	[ "$(pgrep -f -- "--collect $TMPDIR/" | wc -l)" -ge 1 ] &&
+	[ "$(pgrep -f -- "^[^ ]*asynccompile-worker --collect $TMPDIR/" | wc -l)" -ge 1 ] &&
 	[ "$(pgrep -f -x "sleep $1" | wc -l)" -ge 2 ]
 }
 started() { # marker
