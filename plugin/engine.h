@@ -19,7 +19,8 @@
  *     engine owns the job from then on;
  *  4. engine_wait() for a set of jobs (or all): make's thread blocks until
  *     they are done and owns them again; or engine_cancel() one nobody
- *     will wait for;
+ *     will wait for; or, inside a recipe, engine_collect() them for a
+ *     collector line (collect.h), which leaves them the engine's;
  *  5. engine_shutdown() at exit: jobs never waited for are killed and
  *     every token goes back.
  * Errors: engine_start() and engine_set_slots() return -1 with a reason

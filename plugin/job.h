@@ -10,7 +10,8 @@
  *     writes the fields marked "engine", always with engine.lock held.
  *  3. engine_wait() returns it DONE and out of the engine's table; make's
  *     thread owns it again, reads `res`, and frees it with job_free().
- *  A job given to engine_cancel() is the engine's for good.
+ *  A job given to engine_cancel() or engine_collect() is the engine's for
+ *  good (a recipe wait's job is freed once its collector was sent it).
  */
 #ifndef ASYNC_JOB_H
 #define ASYNC_JOB_H
