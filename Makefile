@@ -148,7 +148,8 @@ STRESS_DEFAULT = t/unit/test-pool.t t/unit/test-board.t t/unit/test-run.t \
 	t/t0220-jobserver-limits.sh t/t0230-jobserver-recursion.sh \
 	t/t0240-jobserver-reexec.sh t/t0500-faults.sh t/t0510-faults-injected.sh \
 	t/t0520-make-children.sh t/t0530-faults-parent-death.sh \
-	t/unit/test-trace.t t/t0262-shell-sound.sh t/t0263-shell-signals.sh
+	t/unit/test-trace.t t/t0262-shell-sound.sh t/t0263-shell-signals.sh \
+	t/t0219-func-wait-recipe-line.sh t/t0246-jobserver-recipe-waits.sh
 STRESS_TESTS = default
 STRESS_LIST = $(strip \
 	$(if $(filter default,$(STRESS_TESTS)),$(STRESS_DEFAULT), \

@@ -19,11 +19,12 @@ Environment (all optional):
     BENCH_MAKE          make to run (default make)
     BENCH_CC            compiler (default cc)
     BENCH_START_METHOD  pool start method (default subprocess)
-    BENCH_ONLY          run only these workloads, e.g. "1 3" (default "1 2 3 4 5 6 7 8 9")
+    BENCH_ONLY          run only these workloads, e.g. "1 3" (default "1 2 3 4 5 6 7 8 9 10 11")
     BENCH_LOAD_ROUNDS   rounds of the load-cost workload (default 120)
     BENCH_HEADERS       kernel headers for the module workload (default: the
                         newest /usr/src/linux-headers-*-amd64)
     BENCH_TRACE_PROBES  probes per round in the tracer workload (default 40)
+    BENCH_WAIT_J        make -jN of workloads 10 and 11, the recipe waits' (default 4)
     BENCH_QUIET_WAIT    wait up to this many seconds before each workload for
                         other processes to use under 0.25 CPUs (default 0)
 """
@@ -38,10 +39,12 @@ import shutil
 import subprocess
 import sys
 import time
+import types
 
 sys.dont_write_bytecode = True  # keep the source tree clean
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from timer import BenchError, Variant, busy_cpus, measure, paired_ratio, paired_spread, table, verdict  # noqa: E402
+import waits  # noqa: E402
 
 
 def env_int(name, default):
@@ -58,7 +61,7 @@ SCALE = [int(x) for x in os.environ.get("BENCH_SCALE", "100 1000 10000").split()
 MAKE = os.environ.get("BENCH_MAKE", "make")
 CC = os.environ.get("BENCH_CC", "cc")
 START = os.environ.get("BENCH_START_METHOD", "subprocess")
-ONLY = os.environ.get("BENCH_ONLY", "1 2 3 4 5 6 7 8 9").split()
+ONLY = os.environ.get("BENCH_ONLY", "1 2 3 4 5 6 7 8 9 10 11").split()
 LOAD_ROUNDS = env_int("BENCH_LOAD_ROUNDS", 120)
 QUIET_WAIT = env_int("BENCH_QUIET_WAIT", 0)
 QUIET = 0.25  # CPUs of background load above which a workload is contended
@@ -1033,7 +1036,18 @@ def workload_tracer(o):
     return True
 
 
+# What bench/waits.py's workloads use of this file.
+HELPERS = types.SimpleNamespace()
+
+
+def helpers():
+    for name in ("say", "write", "fresh_dir", "timed", "background", "ms", "MAKE", "CC", "START",
+                 "ROUNDS", "WARMUP"):
+        setattr(HELPERS, name, globals()[name])
+
+
 def main():
+    helpers()
     ap = argparse.ArgumentParser()
     ap.add_argument("--top", required=True)
     ap.add_argument("--out", required=True)
@@ -1075,7 +1089,9 @@ def main():
                     ("3", workload_lua), ("4", workload_scale),
                     ("5", workload_linux), ("6", workload_busybox),
                     ("7", workload_load), ("8", workload_module),
-                    ("9", workload_tracer)):
+                    ("9", workload_tracer),
+                    ("10", lambda o: waits.workload_stall(o, HELPERS)),
+                    ("11", lambda o: waits.workload_libs(o, HELPERS))):
         if key not in ONLY:
             continue
         t0 = time.monotonic()

@@ -23,6 +23,7 @@
 
 #include "../worker/children.h"
 #include "backend.h"
+#include "collect.h"
 #include "engine.h"
 #include "fatal.h"
 #include "fault.h"
@@ -36,6 +37,12 @@
 #define DRAIN_CHECK_MS 200
 /* how often to look whether make's last running child has ended */
 #define CHILDREN_CHECK_MS 10
+/*
+ * A token a collector's stand-in gave back is left to make this long
+ * (it is make's next target that waits for it), before the pool's queued
+ * steps may compete for tokens again.
+ */
+#define SWAP_HOLD_MS 20
 
 static struct engine {
 	pthread_mutex_t lock;
@@ -55,6 +62,7 @@ static struct engine {
 
 	struct slots slots;
 	int64_t token_wait_since;  /* the queue's head has waited for a token since */
+	int64_t token_hold_until;  /* no token taken before then (SWAP_HOLD_MS) */
 	struct jobtab tab;
 	struct job *qhead, *qtail;
 	struct job *discarded;     /* cancelled running jobs, linked by `next` */
@@ -148,10 +156,9 @@ static void engine_forget(struct job *j)
 	job_free(j);
 }
 
-void engine_cancel(struct job *j)
+/* Lock held.  engine_cancel() for a job already out of the name table. */
+static void engine_cancel_locked(struct job *j)
 {
-	pthread_mutex_lock(&E.lock);
-	jobtab_unlink(&E.tab, j); /* still found by id: a running job's RESULT */
 	if (j->state == JOB_QUEUED && engine_unqueue(j)) {
 		E.st.queued--;
 		j->state = JOB_DONE;
@@ -165,7 +172,27 @@ void engine_cancel(struct job *j)
 		E.backend->ops->cancel(E.backend, j->id);
 		engine_wake();
 	}
+}
+
+void engine_cancel(struct job *j)
+{
+	pthread_mutex_lock(&E.lock);
+	jobtab_unlink(&E.tab, j); /* still found by id: a running job's RESULT */
+	engine_cancel_locked(j);
 	pthread_mutex_unlock(&E.lock);
+}
+
+void engine_collect_forget(struct job *j)
+{
+	engine_forget(j);
+}
+
+void engine_collect_abandon(struct job *j)
+{
+	/* the backend is gone (make exits): what it still ran is dead */
+	if (j->state == JOB_RUNNING && !E.backend)
+		slots_release(&E.slots, j);
+	engine_cancel_locked(j);
 }
 
 void engine_submit(struct job *j)
@@ -318,11 +345,29 @@ static void engine_schedule(void)
 	slots_round(&E.slots);
 	if (fatal_dying())
 		return;
+	/* a connected collector stands in for a step that holds a token */
+	for (struct job *j; (j = collect_swappable());) {
+		if (j->slot == SLOT_TOKEN)
+			E.token_hold_until = proto_now_ns() + SWAP_HOLD_MS * 1000000LL;
+		slots_release(&E.slots, j);
+		j->slot = SLOT_LENT;
+		collect_lend(j);
+	}
 	/* no room: take a slot only if the pool can grow a worker for it */
 	for (; E.qhead && (room > 0 || engine_can_grow()); room = room > 0 ? room - 1 : 0) {
 		unsigned char tok = 0;
-		struct job *j = slots_implicit_job(&E.slots, E.qhead, engine_owns, NULL);
+		struct job *j = collect_lendable();
 
+		if (j) {
+			/* a collector's slot, lent to the steps it waits for */
+			if (room <= 0 && engine_grow() < 0)
+				return;
+			engine_to_head(j);
+			collect_lend(j);
+			engine_dispatch(E.qhead, SLOT_LENT, 0);
+			continue;
+		}
+		j = slots_implicit_job(&E.slots, E.qhead, engine_owns, NULL);
 		if (j) {
 			if (room <= 0 && engine_grow() < 0)
 				return;
@@ -332,7 +377,11 @@ static void engine_schedule(void)
 			continue;
 		}
 		if (E.slots.js_active) {
-			int r = slots_take_token(&E.slots, &tok);
+			int r;
+
+			if (E.token_hold_until > proto_now_ns())
+				return; /* engine_main wakes up when the hold ends */
+			r = slots_take_token(&E.slots, &tok);
 
 			if (r == 1) {
 				if (room <= 0 && engine_grow() < 0) {
@@ -387,9 +436,11 @@ void engine_on_started(int64_t id, const struct started_msg *m)
 void engine_on_result(int64_t id, struct result_msg *res)
 {
 	struct job *j = jobtab_by_id(&E.tab, id);
+	int lent;
 
 	if (!j || j->state != JOB_RUNNING)
 		return;
+	lent = j->slot == SLOT_LENT;
 	slots_release(&E.slots, j);
 	engine_saw_running(res->running);
 	if (j->discard) {
@@ -439,6 +490,8 @@ void engine_on_result(int64_t id, struct result_msg *res)
 	E.results++;
 	if (E.trace)
 		trace_record(j);
+	/* last: its collector may be sent it now, and it freed */
+	collect_ended(j, lent);
 }
 
 /* Stop every job and give every token back.  Lock held, I/O thread. */
@@ -466,6 +519,8 @@ static void engine_stop_all(void)
 		slots_release(&E.slots, j);
 		engine_forget(j);
 	}
+	/* recipe waits' jobs: their queued ones are in the queue still */
+	collect_stop();
 	E.qhead = E.qtail = NULL;
 	E.st.queued = 0;
 	pthread_cond_broadcast(&E.done);
@@ -479,14 +534,14 @@ static void *engine_main(void *arg)
 	(void)arg;
 	pthread_mutex_lock(&E.lock);
 	while (!E.stopping) {
-		size_t n = 0, nb;
+		size_t n = 0, nb, nc;
 		int timeout = -1;
 		uint64_t seen;
 
 		engine_schedule();
 		/* the pool may have grown */
-		if (cap < 2 * (size_t)E.workers + 8) {
-			cap = 2 * (size_t)E.workers + 8;
+		if (cap < 2 * (size_t)E.workers + 8 + collect_nfds()) {
+			cap = 2 * (size_t)E.workers + 8 + collect_nfds();
 			fds = realloc(fds, cap * sizeof *fds);
 			if (!fds)
 				abort();
@@ -494,6 +549,8 @@ static void *engine_main(void *arg)
 		fds[n++] = (struct pollfd){ .fd = E.wake[0], .events = POLLIN };
 		if (slots_poll_fd(&E.slots) >= 0)
 			fds[n++] = (struct pollfd){ .fd = slots_poll_fd(&E.slots), .events = POLLIN };
+		nc = collect_pollfds(fds + n, cap - n);
+		n += nc;
 		seen = E.results;
 		nb = E.backend->ops->pollfds(E.backend, fds + n, cap - n, &timeout);
 		/* pollfds may itself report jobs (failed starts): schedule again */
@@ -501,6 +558,14 @@ static void *engine_main(void *arg)
 			timeout = 0;
 		if (slots_watch_drain(&E.slots) && (timeout < 0 || timeout > DRAIN_CHECK_MS))
 			timeout = DRAIN_CHECK_MS;
+		if (E.token_hold_until) {
+			int64_t left = (E.token_hold_until - proto_now_ns()) / 1000000 + 1;
+
+			if (left <= 0)
+				E.token_hold_until = 0;
+			else if (timeout < 0 || timeout > left)
+				timeout = (int)left;
+		}
 		if (E.slots.watch_children && (timeout < 0 || timeout > CHILDREN_CHECK_MS))
 			timeout = CHILDREN_CHECK_MS;
 		pthread_mutex_unlock(&E.lock);
@@ -526,6 +591,7 @@ static void *engine_main(void *arg)
 		}
 		/* a readable jobserver is retried by engine_schedule() */
 		E.backend->ops->events(E.backend, fds + n, nb);
+		collect_events(fds + n - nc, nc);
 		if (slots_make_draining(&E.slots) || fault_stop_now()) {
 			engine_log("warning: make is exiting while jobs never waited for still run; killing them");
 			engine_stop_all();
@@ -744,6 +810,36 @@ void engine_wait(struct job ***jobs, size_t *n, int progress)
 	pthread_mutex_unlock(&E.lock);
 	if (drawn > 0)
 		(void)!write(2, "\r\033[K", 4);
+}
+
+void engine_pending(struct job ***jobs, size_t *n)
+{
+	pthread_mutex_lock(&E.lock);
+	*jobs = calloc(jobtab_count(&E.tab) + 1, sizeof **jobs);
+	if (!*jobs)
+		abort();
+	*n = 0;
+	for (struct job *j = E.tab.head; j; j = j->next_all)
+		if (!job_internal(j))
+			(*jobs)[(*n)++] = j;
+	pthread_mutex_unlock(&E.lock);
+}
+
+int engine_collect(struct job **jobs, size_t n, int64_t *id,
+		   char cookie[COLLECT_COOKIE_HEX + 1], struct buf *err)
+{
+	pthread_mutex_lock(&E.lock);
+	if (collect_open(err) < 0) {
+		pthread_mutex_unlock(&E.lock);
+		return -1;
+	}
+	for (size_t i = 0; i < n; i++)
+		jobtab_unlink(&E.tab, jobs[i]); /* still found by id for its RESULT */
+	*id = collect_add(jobs, n, cookie);
+	/* the I/O thread polls the socket from its next round */
+	engine_wake();
+	pthread_mutex_unlock(&E.lock);
+	return 0;
 }
 
 void engine_write_trace(void)

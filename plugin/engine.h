@@ -19,7 +19,8 @@
  *     engine owns the job from then on;
  *  4. engine_wait() for a set of jobs (or all): make's thread blocks until
  *     they are done and owns them again; or engine_cancel() one nobody
- *     will wait for;
+ *     will wait for; or, inside a recipe, engine_collect() them for a
+ *     collector line (collect.h), which leaves them the engine's;
  *  5. engine_shutdown() at exit: jobs never waited for are killed and
  *     every token goes back.
  * Errors: engine_start() and engine_set_slots() return -1 with a reason
@@ -33,6 +34,7 @@
 
 #include "../config/config.h"
 #include "../worker/buf.h"
+#include "../worker/collectmsg.h"
 #include "../worker/proto.h"
 #include "job.h"
 #include "jobserver.h"
@@ -96,6 +98,19 @@ void engine_cancel(struct job *j);
  * before returning.
  */
 void engine_wait(struct job ***jobs, size_t *n, int progress);
+/*
+ * Every job not yet waited for, in queue order, async-shell's own
+ * excepted: a malloc'd array (*jobs) of *n jobs that stay the engine's.
+ */
+void engine_pending(struct job ***jobs, size_t *n);
+/*
+ * A recipe wait (collect.h): jobs[0..n-1], in queue order, are handed
+ * to a new wait, out of the name table; a collector line reports them.
+ * 0 with the wait's number in *id and its cookie, or -1 with the reason
+ * in err (the private socket cannot be made; the jobs stay as they were).
+ */
+int engine_collect(struct job **jobs, size_t n, int64_t *id,
+		   char cookie[COLLECT_COOKIE_HEX + 1], struct buf *err);
 void engine_get_stats(struct engine_stats *st);
 /* Write the trace file now (config `trace`); warns once on failure. */
 void engine_write_trace(void);
@@ -107,5 +122,9 @@ void engine_on_started(int64_t id, const struct started_msg *m);
 /* May take res->out and res->err (leaving them empty); the caller releases res. */
 void engine_on_result(int64_t id, struct result_msg *res);
 void engine_log(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* Called by collect.c, engine lock held: a job it sent is freed ... */
+void engine_collect_forget(struct job *j);
+/* ... and one nobody will report is stopped (as engine_cancel). */
+void engine_collect_abandon(struct job *j);
 
 #endif

@@ -4,7 +4,8 @@
  *
  * Just over 600 lines: it is every make function's argument checks and
  * error wording, which must stay alike and so stay together; what a
- * build step gets from make is recipe.c's, printing output.c's.
+ * build step gets from make, and a recipe wait's collector line, are
+ * recipe.c's, printing output.c's.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -509,7 +510,7 @@ char *funcs_wait(const char *nm, unsigned int argc, char **argv)
 	struct buf fail = BUF_INIT;
 	int nfail = 0, first_status = 0, in_recipe;
 	size_t steps = 0;
-	char *at;
+	char *at, *line = NULL;
 
 	if (argc && *funcs_trim(argv[0])) {
 		char **names = funcs_split(argv[0]);
@@ -536,13 +537,20 @@ char *funcs_wait(const char *nm, unsigned int argc, char **argv)
 		}
 		strv_free(names);
 		qsort(jobs, n, sizeof *jobs, funcs_by_id);
-		engine_wait(&jobs, &n, funcs_progress());
 	} else {
 		if (!engine_started())
 			return NULL;
-		engine_wait(&jobs, &n, funcs_progress());
+		engine_pending(&jobs, &n);
 	}
-	engine_write_trace();
+	at = funcs_var("@");
+	in_recipe = *at != 0;
+	free(at);
+	if (in_recipe)
+		line = recipe_collect(jobs, &n);
+	if (n) {
+		engine_wait(&jobs, &n, funcs_progress());
+		engine_write_trace();
+	}
 
 	for (size_t i = 0; i < n; i++) {
 		struct job *j = jobs[i];
@@ -559,9 +567,13 @@ char *funcs_wait(const char *nm, unsigned int argc, char **argv)
 		job_free(j);
 	}
 	free(jobs);
-	at = funcs_var("@");
-	in_recipe = *at != 0;
-	free(at);
+	if (line) {
+		/* a collector line of make's: no failure here, and make counts it */
+		char *r = mk_result(line);
+
+		free(line);
+		return r;
+	}
 	/* build steps ran (or were echoed under -n) for this target */
 	if (in_recipe && steps)
 		mk_count_command();
@@ -574,12 +586,13 @@ char *funcs_wait(const char *nm, unsigned int argc, char **argv)
 		mk_error((char *)b.data);
 	}
 	/*
-	 * Inside a recipe: a failing command, so -k, -i and .DELETE_ON_ERROR
-	 * apply.  make ends a command at every newline of an expanded line,
-	 * even inside quotes, and reads the @-+ prefixes of each piece anew:
-	 * the newlines make `exit N` a command of its own wherever the wait
-	 * sits on the line (after arguments, inside quotes, after ||).  The
-	 * blank keeps a backslash before the wait from joining the lines.
+	 * Inside a recipe, when no collector could be had: a failing
+	 * command, so -k, -i and .DELETE_ON_ERROR apply.  make ends a
+	 * command at every newline of an expanded line, even inside quotes,
+	 * and reads the @-+ prefixes of each piece anew: the newlines make
+	 * `exit N` a command of its own wherever the wait sits on the line
+	 * (after arguments, inside quotes, after ||).  The blank keeps a
+	 * backslash before the wait from joining the lines.
 	 */
 	{
 		struct buf b = BUF_INIT;

@@ -10,7 +10,8 @@
  *     writes the fields marked "engine", always with engine.lock held.
  *  3. engine_wait() returns it DONE and out of the engine's table; make's
  *     thread owns it again, reads `res`, and frees it with job_free().
- *  A job given to engine_cancel() is the engine's for good.
+ *  A job given to engine_cancel() or engine_collect() is the engine's for
+ *  good (a recipe wait's job is freed once its collector was sent it).
  */
 #ifndef ASYNC_JOB_H
 #define ASYNC_JOB_H
@@ -33,7 +34,10 @@ enum job_state { JOB_QUEUED, JOB_RUNNING, JOB_DONE };
  * every make for free), a jobserver token, or a place under the plain
  * limit used where no jobserver exists (slots.h).
  */
-enum job_slot { SLOT_NONE, SLOT_IMPLICIT, SLOT_TOKEN, SLOT_LIMIT };
+/* SLOT_LENT: the slot of the collector that waits for it (collect.h). */
+enum job_slot { SLOT_NONE, SLOT_IMPLICIT, SLOT_TOKEN, SLOT_LIMIT, SLOT_LENT };
+
+struct collect_wait;
 
 struct job {
 	/* make's thread, before engine_submit() */
@@ -53,6 +57,7 @@ struct job {
 	unsigned char token;    /* SLOT_TOKEN: the very byte read from the jobserver */
 	int in_wait;            /* in the set make's thread is blocked on */
 	int discard;            /* cancelled: the engine frees it once it ends */
+	struct collect_wait *wait; /* a recipe wait's collector reports it (collect.h) */
 	int64_t queued_ns, dispatched_ns, started_ns;
 	int64_t token_wait_ns, token_wait_start; /* time at the queue head without a token */
 	int worker;

@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "../worker/buf.h"
+#include "../worker/collectmsg.h"
 #include "mk.h"
 #include "output.h"
 
@@ -57,25 +58,10 @@ void output_shell_quote(struct buf *b, const char *w)
 
 /*
  * A build step's output goes where a recipe line's would, stdout text to
- * fd 1 and stderr text to fd 2, in the order the step wrote it (as far
- * as the worker could tell, reading two pipes: res->order), then what
- * has no place in that order (the pool's notes at the end of err).
+ * fd 1 and stderr text to fd 2, in the order the step wrote it (the
+ * collector of a recipe wait prints the same way: result_emit).
  */
 void output_print_result(const struct result_msg *r)
 {
-	size_t off[3] = { 0, 0, 0 };
-	const struct buf *b[3] = { NULL, &r->out, &r->err };
-
-	for (size_t i = 0; i + 5 <= r->order.len; i += 5) {
-		int s = r->order.data[i];
-		uint32_t len;
-
-		memcpy(&len, r->order.data + i + 1, 4);
-		/* msg_get_result checked every run against its stream */
-		mk_print(s, b[s]->data + off[s], len);
-		off[s] += len;
-	}
-	for (int s = RES_OUT; s <= RES_ERR; s++)
-		if (b[s]->len > off[s])
-			mk_print(s, b[s]->data + off[s], b[s]->len - off[s]);
+	result_emit(r, mk_print);
 }

@@ -6,9 +6,14 @@
 
 #include "../worker/buf.h"
 #include "../worker/proto.h"
+#include "collect.h"
+#include "engine.h"
 #include "jobserver.h"
 #include "mk.h"
+#include "job.h"
+#include "output.h"
 #include "recipe.h"
+#include "spawn.h"
 
 /* Is `word` a word of `cmd`, as the shell splits a simple command list? */
 static int recipe_has_word(const char *cmd, const char *word)
@@ -72,4 +77,69 @@ int recipe_context(const char *command, const struct config *cfg, char ***env, c
 	free(lvl);
 	free(make);
 	return recursive;
+}
+
+char *recipe_wait_line(struct job **steps, size_t n, int dry_run, struct buf *err)
+{
+	static char *exe;
+	char cookie[COLLECT_COOKIE_HEX + 1];
+	struct buf line = BUF_INIT;
+	int64_t id;
+	int runs = 0;
+
+	if (!exe && !(exe = spawn_find_worker(err)))
+		return NULL;
+	for (size_t i = 0; i < n; i++)
+		runs |= !steps[i]->dry;
+	if (engine_collect(steps, n, &id, cookie, err) < 0)
+		return NULL;
+	/*
+	 * make ends a command at every newline of an expanded line and reads
+	 * the @-+ prefixes of each piece anew: the collector is a command of
+	 * its own wherever the wait sits.  The blank keeps a backslash before
+	 * the wait from joining the lines.
+	 */
+	buf_addstr(&line, dry_run && runs ? " \n@+" : " \n@");
+	output_shell_quote(&line, exe);
+	buf_addstr(&line, " --collect ");
+	output_shell_quote(&line, collect_socket());
+	/* under .ONESHELL the line is one of a script's: a failure ends it */
+	buf_addf(&line, " %lld:%s || exit $?\n", (long long)id, cookie);
+	return buf_detach(&line, NULL);
+}
+
+char *recipe_collect(struct job **jobs, size_t *n)
+{
+	struct job **steps = calloc(*n + 1, sizeof *steps);
+	size_t ns = 0, keep = 0;
+	struct make_flags f;
+	struct buf err = BUF_INIT;
+	static int warned;
+	char *mf, *line;
+
+	if (!steps)
+		abort();
+	for (size_t i = 0; i < *n; i++)
+		if (jobs[i]->kind == JOB_COMPILE)
+			steps[ns++] = jobs[i];
+	if (!ns) {
+		free(steps);
+		return NULL;
+	}
+	mf = mk_expand("$(MAKEFLAGS)");
+	js_parse_flags(mf, &f);
+	free(mf);
+	line = recipe_wait_line(steps, ns, f.dry_run, &err);
+	if (!line) {
+		if (!warned++)
+			engine_log("warning: recipe waits block make: %s", (char *)err.data);
+	} else {
+		for (size_t i = 0; i < *n; i++)
+			if (jobs[i]->kind != JOB_COMPILE)
+				jobs[keep++] = jobs[i];
+		*n = keep;
+	}
+	buf_release(&err);
+	free(steps);
+	return line;
 }

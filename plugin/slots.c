@@ -137,6 +137,7 @@ void slots_release(struct slots *s, struct job *j)
 	case SLOT_LIMIT:
 		s->limit_running--;
 		break;
+	case SLOT_LENT:  /* the collector's, collect.c keeps count */
 	case SLOT_NONE:
 		break;
 	}

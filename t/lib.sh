@@ -54,6 +54,9 @@ export XDG_CACHE_HOME
 mkdir -m 700 "$TRASH/.tmpdir" || exit 1
 TMPDIR=$TRASH/.tmpdir
 export TMPDIR
+# The recipe waits' socket goes to XDG_RUNTIME_DIR, else TMPDIR: the
+# test's own, so a test finds (and counts) only its own collectors.
+unset XDG_RUNTIME_DIR
 
 # Write a config the make-level tests share, so the suite can be run once
 # per start method.

@@ -23,7 +23,8 @@ runs_are() {
 # 1. Every kind of job, some stopped by the timeout.  The first run has no
 # record: async-shell runs in make's process.  In the second the plugin
 # may speculate the async-shell commands (run them in the pool, queued at
-# load); either way each starts once.
+# load); either way each starts once.  (Inside a recipe the build steps'
+# status goes to the wait's collector line, not to NAME.status.)
 write_config "workers: 2" "timeout: 1s" "retries: 1"
 write_mk Makefile <<EOF2
 load @PLUGIN@
@@ -36,7 +37,7 @@ STS := \$(.SHELLSTATUS)
 \$(info parse: \$(S1) \$(STS) \$(try1.status)\$(try2.status)\$(try3.status) \$(tryT.status))
 all:
 	@\$(foreach i,1 2,\$(async-compile step\$i,echo step\$i >>runs))\$(async-try stepT,echo stepT >>runs; exec sleep $M)\$(async-wait)
-	@echo "recipe: \$(step1.status)\$(step2.status) \$(stepT.status)"
+	@echo "recipe: \$(stepT.status)"
 	@echo "STATS \$(async-stats)"
 EOF2
 every="shell1=1 shellT=1 try1=1 try2=1 try3=1 tryT=1 step1=1 step2=1 stepT=1"
@@ -45,7 +46,7 @@ for pass in "first run" "second run"; do
 	run_make -j3
 	ok "$pass: make succeeds" expect_make_ok
 	ok "$pass: the answers, three timed out" sh -c \
-		'grep -q "^parse: one 124 000 124$" out && grep -q "^recipe: 00 124$" out || { cat out err; exit 1; }'
+		'grep -q "^parse: one 124 000 124$" out && grep -q "^recipe: 124$" out || { cat out err; exit 1; }'
 	ok "$pass: each command started once" runs_are "$every"
 	ok "$pass: nothing retried" expect_eq 0 "$(stat_of retried)" retried
 	ok "$pass: no job left running" none_left $M

@@ -30,6 +30,7 @@ static void usage(void)
 	      "       asynccompile-worker --print-config [FILE]\n"
 	      "       asynccompile-worker --cache-stats [FILE]\n"
 	      "       asynccompile-worker --cache-clear [FILE]\n"
+	      "       asynccompile-worker --collect SOCKET WAIT:COOKIE\n"
 	      "       asynccompile-worker --version\n"
 	      "Speaks the asynccompile protocol on stdin/stdout; started by the\n"
 	      "asynccompile make plugin, not by hand.\n", stderr);
@@ -177,6 +178,11 @@ int main(int argc, char **argv)
 	if (argc >= 2 && argc <= 3 &&
 	    (!strcmp(argv[1], "--cache-stats") || !strcmp(argv[1], "--cache-clear")))
 		return cache_command(argv[1], argc == 3 ? argv[2] : NULL);
+	if (argc == 4 && !strcmp(argv[1], "--collect")) {
+		/* a recipe line of make's: stdio is make's, nothing else is ours */
+		signal(SIGPIPE, SIG_IGN);
+		return collect_main(argv[2], argv[3]);
+	}
 	if (argc == 2 && !strcmp(argv[1], "--version")) {
 		printf("asynccompile-worker %s (protocol %d)\n", WORKER_VERSION,
 		       PROTO_VERSION);

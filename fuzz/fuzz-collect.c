@@ -1,0 +1,93 @@
+/*
+ * fuzz-collect.c - drive the recipe waits' decoders (worker/collectmsg.h)
+ * with arbitrary bytes, as both ends of the channel decode them: frames
+ * cut at every offset (the first input byte picks the chunk size, as in
+ * fuzz-frame.c), then COLLECT (the plugin's side), STEP and ERROR (the
+ * collector's side) on every payload, and the collector's argument
+ * parser on the raw input.  Seeds: fuzz/corpus/collect, written by
+ * `t/unit/test-collect.t --write-corpus fuzz/corpus/collect`.
+ */
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../worker/collectmsg.h"
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+static void fuzz_payload(const unsigned char *p, size_t n)
+{
+	struct collect_msg c;
+	struct step_msg s;
+	const char *why = NULL, *text;
+	int len;
+
+	if (msg_get_collect(p, n, &c, &why) == 0) {
+		/* what the plugin looks a wait up by is as documented */
+		if (c.wait <= 0 || strlen(c.cookie) != COLLECT_COOKIE_HEX)
+			abort();
+	} else if (!why) {
+		abort();
+	}
+	why = NULL;
+	if (msg_get_step(p, n, &s, &why) == 0) {
+		if (!s.name || !s.command || !s.res.out.data || !s.res.err.data)
+			abort();
+		step_msg_release(&s);
+	} else if (!why || s.name || s.command || s.res.out.data) {
+		abort();
+	}
+	if (msg_get_text(p, n, MSG_ERROR, &text, &len) == 0 && (len < 0 || (size_t)len >= n))
+		abort();
+}
+
+static void fuzz_arg(const uint8_t *data, size_t size)
+{
+	struct collect_msg c;
+	char *s = malloc(size + 1);
+
+	if (!s)
+		abort();
+	memcpy(s, data, size);
+	s[size] = 0;
+	if (collect_parse_arg(s, &c) == 0 &&
+	    (c.wait <= 0 || strlen(c.cookie) != COLLECT_COOKIE_HEX || c.version != PROTO_VERSION))
+		abort();
+	free(s);
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	struct frame_decoder d;
+	size_t off = 1, step, used;
+	unsigned seed;
+
+	if (size < 1)
+		return 0;
+	fuzz_arg(data, size);
+	seed = data[0];
+	frame_decoder_init(&d);
+	while (off < size) {
+		int r;
+
+		step = seed ? 1 + (seed + off) % (seed + 1u) : size - off;
+		if (step > size - off)
+			step = size - off;
+		r = frame_feed(&d, data + off, step, &used);
+		if (used > step)
+			abort();
+		off += used;
+		if (r == FRAME_ERROR) {
+			if (!d.err[0])
+				abort();
+			break;
+		}
+		if (r == FRAME_READY) {
+			fuzz_payload(d.payload.data, d.payload.len);
+			frame_next(&d);
+		}
+	}
+	frame_decoder_release(&d);
+	return 0;
+}

@@ -1,0 +1,154 @@
+/*
+ * collect.c - the collector: asynccompile-worker --collect SOCKET WAIT:COOKIE,
+ * the command line a $(async-wait) inside a recipe expands to.  It runs
+ * as a recipe line of make's, in its own process: it asks the plugin in
+ * that make for the wait's steps over the private socket, writes each
+ * step's output to its own stdout and stderr in queue order (so make's
+ * -O keeps it in the target's block, in recipe order) and exits with
+ * the first failed step's status, so make reports `Error N` and -k, -i
+ * and .DELETE_ON_ERROR apply.  It has no children and holds nothing of
+ * the jobserver's: the plugin lets the waited steps run on the slot its
+ * line holds.  When its make dies the socket ends and it exits at once.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include "collectmsg.h"
+#include "diag.h"
+#include "worker.h"
+
+static void collect_write(int fd, const void *p, size_t n)
+{
+	const char *c = p;
+
+	while (n) {
+		ssize_t w = write(fd, c, n);
+
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0)
+			return; /* nobody reads it any more: make is gone */
+		c += w;
+		n -= (size_t)w;
+	}
+}
+
+static int collect_connect(const char *path)
+{
+	struct sockaddr_un sa;
+	int fd;
+
+	memset(&sa, 0, sizeof sa);
+	sa.sun_family = AF_UNIX;
+	if (strlen(path) >= sizeof sa.sun_path) {
+		errno = ENAMETOOLONG;
+		return -1;
+	}
+	strcpy(sa.sun_path, path);
+	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return -1;
+	if (connect(fd, (struct sockaddr *)&sa, sizeof sa) < 0) {
+		int e = errno;
+		close(fd);
+		errno = e;
+		return -1;
+	}
+	return fd;
+}
+
+/* Status make sees for the first failure: 1..255, as `exit N` could give. */
+static int collect_exit_status(int status)
+{
+	return status > 0 && status < 256 ? status : 1;
+}
+
+int collect_main(const char *path, const char *arg)
+{
+	struct collect_msg hello;
+	struct frame_decoder d;
+	struct buf payload = BUF_INIT, fail = BUF_INIT;
+	int fd, nfail = 0, first = 0, rc = COLLECT_EXIT_ERROR;
+	int64_t next = 1;
+
+	if (collect_parse_arg(arg, &hello) < 0) {
+		diag_warn("--collect: '%s' is not a wait (WAIT:COOKIE); this command is "
+			  "what $(async-wait) expands to in a recipe, not one to run by hand", arg);
+		return COLLECT_EXIT_ERROR;
+	}
+	fd = collect_connect(path);
+	if (fd < 0) {
+		diag_warn("--collect: no make is waiting at %s (it has exited, or this "
+			  "line was not started by the make whose recipe expanded it):", path);
+		return COLLECT_EXIT_ERROR;
+	}
+	msg_put_collect(&payload, &hello);
+	if (frame_write_all(fd, PROTO_ID_CONTROL, payload.data, payload.len) < 0) {
+		diag_warn("--collect: cannot ask the make at %s for wait %lld:", path,
+			  (long long)hello.wait);
+		close(fd);
+		buf_release(&payload);
+		return COLLECT_EXIT_ERROR;
+	}
+	buf_release(&payload);
+	frame_decoder_init(&d);
+	for (;;) {
+		struct step_msg st;
+		const char *why, *text;
+		int r = frame_read_one(fd, &d), len;
+
+		if (r <= 0) {
+			if (r == 0)
+				diag_warn("--collect: the make that queued wait %lld exited "
+					  "before its steps ended", (long long)hello.wait);
+			else if (d.err[0])
+				diag_warn("--collect: bad frame from make: %s", d.err);
+			else
+				diag_warn("--collect: reading from make:");
+			break;
+		}
+		if (d.id == PROTO_ID_SHUTDOWN) {
+			if (nfail) {
+				struct buf head = BUF_INIT;
+
+				buf_addf(&head, "asynccompile: %d build step%s failed:\n", nfail,
+					 nfail == 1 ? "" : "s");
+				collect_write(2, head.data, head.len);
+				collect_write(2, fail.data, fail.len);
+				buf_release(&head);
+			}
+			rc = nfail ? collect_exit_status(first) : 0;
+			break;
+		}
+		if (d.id == PROTO_ID_CONTROL &&
+		    msg_get_text(d.payload.data, d.payload.len, MSG_ERROR, &text, &len) == 0) {
+			diag_warn("--collect: make refused wait %lld: %.*s", (long long)hello.wait,
+				  len, text);
+			break;
+		}
+		if (d.id != next || msg_get_step(d.payload.data, d.payload.len, &st, &why) < 0) {
+			diag_warn("--collect: bad message from make: %s", d.id != next
+				  ? "a step out of order" : why);
+			break;
+		}
+		next++;
+		result_emit(&st.res, collect_write);
+		if (st.res.status) {
+			if (!nfail++)
+				first = st.res.status;
+			buf_addf(&fail, "  %s (status %d): %s\n", st.name, (int)st.res.status,
+				 st.command);
+		}
+		step_msg_release(&st);
+		frame_next(&d);
+	}
+	frame_decoder_release(&d);
+	buf_release(&fail);
+	close(fd);
+	return rc;
+}

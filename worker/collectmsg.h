@@ -1,0 +1,70 @@
+/*
+ * collectmsg.h - the messages of a recipe wait's channel: the collector
+ * (asynccompile-worker --collect, a recipe line of make's) and the plugin
+ * inside that make (plugin/collect.c) talk over a private Unix socket in
+ * frames (proto.h framing).  PROTOCOL.md, "Recipe waits", is normative.
+ *
+ *   collector -> plugin   COLLECT (id 0): which wait, proven by its cookie
+ *   plugin -> collector   STEP (id = 1, 2, ...): one waited step, in
+ *                         queue order, with its RESULT
+ *                         ERROR (id 0): the wait is refused; then close
+ *                         shutdown (id -1): every step was sent
+ *
+ * Pure encoders and decoders (the fuzzer drives the decoders): nothing
+ * here blocks, prints or exits.  Also shared: result_emit(), a result's
+ * output in the order the step wrote it, used by the plugin's blocking
+ * wait and by the collector alike.
+ */
+#ifndef ASYNC_COLLECTMSG_H
+#define ASYNC_COLLECTMSG_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "buf.h"
+#include "proto.h"
+
+enum {
+	MSG_COLLECT = 9, /* collector -> plugin, first and only frame */
+	MSG_STEP = 10,   /* plugin -> collector, one per waited step */
+};
+
+/* A wait's cookie: this many random bytes, written as twice as many hex digits. */
+#define COLLECT_COOKIE_BYTES 16
+#define COLLECT_COOKIE_HEX (2 * COLLECT_COOKIE_BYTES)
+
+struct collect_msg {
+	uint32_t version;    /* PROTO_VERSION */
+	int64_t wait;        /* the wait's number in its make, > 0 */
+	char cookie[COLLECT_COOKIE_HEX + 1]; /* hex, NUL-terminated */
+};
+
+struct step_msg {
+	char *name;          /* malloc'd, not NULL */
+	char *command;       /* malloc'd, not NULL */
+	struct result_msg res;
+};
+
+void msg_put_collect(struct buf *out, const struct collect_msg *m);
+/* 0, or -1 with *why (static text). */
+int msg_get_collect(const void *p, size_t n, struct collect_msg *m, const char **why);
+void msg_put_step(struct buf *out, const char *name, const char *command,
+		  const struct result_msg *res);
+/* 0 (release with step_msg_release), or -1 with *why and *m empty. */
+int msg_get_step(const void *p, size_t n, struct step_msg *m, const char **why);
+void step_msg_release(struct step_msg *m);
+
+/*
+ * "WAIT:COOKIE", the collector's one argument: parse it into m (version
+ * set to PROTO_VERSION).  0, or -1 if it is not that shape.
+ */
+int collect_parse_arg(const char *arg, struct collect_msg *m);
+
+/*
+ * A step's stdout text to fd 1 and stderr text to fd 2 through emit(), in
+ * the order the step wrote them (res->order, checked by msg_get_result),
+ * then what has no place in that order (the pool's notes at the end).
+ */
+void result_emit(const struct result_msg *r, void (*emit)(int fd, const void *p, size_t n));
+
+#endif
