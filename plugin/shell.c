@@ -23,6 +23,7 @@
  * Make's thread only.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -222,10 +223,45 @@ static struct job *shell_new_job(enum job_kind kind, const struct cmdid *c, char
  * through $(origin) so --warn-undefined-variables stays quiet (loaded by
  * --eval, before any makefile, even MAKEFILE_LIST is undefined).
  */
+/*
+ * The makefiles named by -f on this make's command line: MAKEFILE_LIST
+ * at load holds only what was read before the load, which under
+ * MAKEFILES (asynccompile-kbuild.mk) is the same for every make of a
+ * build.  Short options run together with f (-sf FILE) are not parsed;
+ * such makes share a record, which costs hits, never answers.
+ */
+static void shell_makefile_args(struct buf *k)
+{
+	struct buf cmd = BUF_INIT;
+	int fd = open("/proc/self/cmdline", O_RDONLY | O_CLOEXEC);
+	char chunk[4096];
+	ssize_t n;
+
+	if (fd < 0)
+		return;
+	while ((n = read(fd, chunk, sizeof chunk)) > 0)
+		buf_add(&cmd, chunk, (size_t)n);
+	close(fd);
+	for (size_t i = 0; i < cmd.len;) {
+		const char *a = (const char *)cmd.data + i;
+		size_t len = strnlen(a, cmd.len - i);
+		const char *next = i + len + 1 < cmd.len ? a + len + 1 : NULL;
+
+		if ((!strcmp(a, "-f") || !strcmp(a, "--file") || !strcmp(a, "--makefile")) && next)
+			buf_addf(k, "|-f %s", next);
+		else if (!strncmp(a, "-f", 2) && a[2])
+			buf_addf(k, "|-f %s", a + 2);
+		else if (!strncmp(a, "--file=", 7) || !strncmp(a, "--makefile=", 11))
+			buf_addf(k, "|-f %s", strchr(a, '=') + 1);
+		i += len + 1;
+	}
+	buf_release(&cmd);
+}
+
 static char *shell_run_key(void)
 {
 	char *v = mk_expand(
-		"$(MAKE_VERSION)"
+		"$(MAKE_VERSION)|$(MAKELEVEL)"
 		"|$(if $(filter undefined,$(origin MAKEFILE_LIST)),,$(MAKEFILE_LIST))"
 		"|$(if $(filter undefined,$(origin MAKECMDGOALS)),,$(MAKECMDGOALS))"
 		"|$(if $(filter undefined,$(origin -*-command-variables-*-)),,"
@@ -234,6 +270,7 @@ static char *shell_run_key(void)
 
 	buf_addf(&k, "%s|%s", funcs_cwd(), v);
 	free(v);
+	shell_makefile_args(&k);
 	return buf_detach(&k, NULL);
 }
 

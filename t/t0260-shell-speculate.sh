@@ -232,6 +232,27 @@ for flag in -n -q -s; do
 	ok "$flag: the same output as with \$(shell)" expect_eq "$(cat out)" "$(cat out.async)"
 done
 
+# Loaded through MAKEFILES, every make of a build has read the same
+# files at load; a top make that only re-invokes itself with -f (as
+# Kbuild's does) must not overwrite the inner make's record with its own
+# empty one.
+mkdir mf && write_mk mf/frag.mk <<'EOF2'
+load @PLUGIN@
+EOF2
+write_mk mf/Makefile <<'EOF2'
+ifeq ($(MAKELEVEL),0)
+all: ; @$(MAKE) --no-print-directory -f $(CURDIR)/Makefile all
+else
+P := $(async-shell echo inner)
+all: ; @echo inner-stats $(P) $(async-stats)
+endif
+EOF2
+MAKEFILES=$TRASH/mf/frag.mk run_make -C mf all
+MAKEFILES=$TRASH/mf/frag.mk run_make -C mf all
+ok "MAKEFILES, a make re-invoking itself with -f: make succeeds" expect_make_ok
+ok "MAKEFILES, a make re-invoking itself with -f: the inner make's second run is speculated" \
+	expect_grep '^inner-stats inner .* spec_hits=1 ' out
+
 # The trace marks speculated jobs.
 write_mk Makefile <<'EOF2'
 load @PLUGIN@
