@@ -91,7 +91,7 @@ $(TRACER): $(TRACER_SRC) $(wildcard trace/*.h) worker/tracelog.h $(FLAGS_STAMP)
 
 # Unit tests link what they test from the plugin too (no test includes a .c).
 UNIT_PLUGIN_OBJ = plugin/jobserver.o
-t/unit/%.t: t/unit/%.c t/unit/tap.h $(UNIT_PLUGIN_OBJ) $(CORE_LIB)
+t/unit/%.t: t/unit/%.c t/unit/tap.h t/unit/corpus.h $(UNIT_PLUGIN_OBJ) $(CORE_LIB)
 	$(CC) $(ALL_CFLAGS) -o $@ $< $(UNIT_PLUGIN_OBJ) $(CORE_LIB) $(ALL_LDFLAGS) $(YAML_LIBS)
 
 t/helpers/%: t/helpers/%.c $(CORE_LIB)

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "../../worker/collectmsg.h"
+#include "corpus.h"
 #include "tap.h"
 
 static const char cookie[] = "0123456789abcdef0123456789abcdef";
@@ -124,23 +125,6 @@ static void test_emit(void)
 	is_string((char *)emitted.data, "E!note", "result_emit: text no run covers comes last");
 	result_msg_release(&r);
 	buf_release(&emitted);
-}
-
-static void corpus_file(const char *dir, const char *name, unsigned char chunk,
-			const struct buf *stream)
-{
-	char path[4096];
-	FILE *f;
-
-	snprintf(path, sizeof path, "%s/%s", dir, name);
-	f = fopen(path, "wbe");
-	if (!f) {
-		perror(path);
-		exit(1);
-	}
-	fputc(chunk, f);
-	fwrite(stream->data, 1, stream->len, f);
-	fclose(f);
 }
 
 static int write_corpus(const char *dir)

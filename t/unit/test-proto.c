@@ -17,6 +17,7 @@
 
 #include "../../worker/proto.h"
 #include "../../worker/readset.h"
+#include "corpus.h"
 #include "tap.h"
 
 /* ---- helpers ---- */
@@ -856,23 +857,6 @@ static void test_clock(void)
 }
 
 /* ---- seed corpus for fuzz/fuzz-frame.c ---- */
-
-static void corpus_file(const char *dir, const char *name, unsigned char chunk,
-			const struct buf *stream)
-{
-	char path[4096];
-	FILE *f;
-
-	snprintf(path, sizeof path, "%s/%s", dir, name);
-	f = fopen(path, "wbe");
-	if (!f) {
-		perror(path);
-		exit(1);
-	}
-	fputc(chunk, f);
-	fwrite(stream->data, 1, stream->len, f);
-	fclose(f);
-}
 
 static int write_corpus(const char *dir)
 {
