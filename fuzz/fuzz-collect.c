@@ -1,8 +1,8 @@
 /*
  * fuzz-collect.c - drive the recipe waits' decoders (worker/collectmsg.h)
  * with arbitrary bytes, as both ends of the channel decode them: frames
- * cut at every offset (the first input byte picks the chunk size, as in
- * fuzz-frame.c), then COLLECT (the plugin's side), STEP and ERROR (the
+ * cut at every offset (frames.h: the first input byte picks the chunk
+ * size), then COLLECT (the plugin's side), STEP and ERROR (the
  * collector's side) on every payload, and the collector's argument
  * parser on the raw input.  Seeds: fuzz/corpus/collect, written by
  * `t/unit/test-collect.t --write-corpus fuzz/corpus/collect`.
@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "../worker/collectmsg.h"
+#include "frames.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -57,37 +58,20 @@ static void fuzz_arg(const uint8_t *data, size_t size)
 	free(s);
 }
 
+static void fuzz_frame(struct frame_decoder *d)
+{
+	fuzz_payload(d->payload.data, d->payload.len);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	struct frame_decoder d;
-	size_t off = 1, step, used;
-	unsigned seed;
 
 	if (size < 1)
 		return 0;
 	fuzz_arg(data, size);
-	seed = data[0];
 	frame_decoder_init(&d);
-	while (off < size) {
-		int r;
-
-		step = seed ? 1 + (seed + off) % (seed + 1u) : size - off;
-		if (step > size - off)
-			step = size - off;
-		r = frame_feed(&d, data + off, step, &used);
-		if (used > step)
-			abort();
-		off += used;
-		if (r == FRAME_ERROR) {
-			if (!d.err[0])
-				abort();
-			break;
-		}
-		if (r == FRAME_READY) {
-			fuzz_payload(d.payload.data, d.payload.len);
-			frame_next(&d);
-		}
-	}
+	fuzz_frames(&d, data, size, fuzz_frame);
 	frame_decoder_release(&d);
 	return 0;
 }

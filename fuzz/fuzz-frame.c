@@ -1,7 +1,6 @@
 /*
  * fuzz-frame.c - drive the frame decoder and every message decoder with
- * arbitrary bytes.  The first input byte picks how the rest is cut into
- * chunks, so frame boundaries land at every offset of a feed.  Seeds come
+ * arbitrary bytes, cut into chunks as frames.h says.  Seeds come
  * from `t/unit/test-proto.t --write-corpus fuzz/corpus/frame`.
  */
 #include <stddef.h>
@@ -10,6 +9,7 @@
 #include <string.h>
 
 #include "../worker/proto.h"
+#include "frames.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -69,40 +69,22 @@ static void fuzz_messages(const unsigned char *p, size_t n)
 	}
 }
 
+/* every frame as the decoder hands it over, then its messages */
+static void fuzz_frame(struct frame_decoder *d)
+{
+	if (d->payload.len != (size_t)d->len || d->id < -1 || (d->id == -1 && d->len))
+		abort();
+	fuzz_messages(d->payload.data, d->payload.len);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	struct frame_decoder d;
-	size_t off = 1, step, used;
-	unsigned seed;
 
 	if (size < 1)
 		return 0;
-	seed = data[0];
 	frame_decoder_init(&d);
-	while (off < size) {
-		int r;
-
-		/* 0 means "all at once"; otherwise a size varying per feed. */
-		step = seed ? 1 + (seed + off) % (seed + 1u) : size - off;
-		if (step > size - off)
-			step = size - off;
-		r = frame_feed(&d, data + off, step, &used);
-		if (used > step)
-			abort();
-		off += used;
-		if (r == FRAME_ERROR) {
-			if (!d.err[0])
-				abort();
-			break;
-		}
-		if (r == FRAME_READY) {
-			if (d.payload.len != (size_t)d.len || d.id < -1 ||
-			    (d.id == -1 && d.len))
-				abort();
-			fuzz_messages(d.payload.data, d.payload.len);
-			frame_next(&d);
-		}
-	}
+	fuzz_frames(&d, data, size, fuzz_frame);
 	if (frame_eof(&d) < 0 && !d.err[0])
 		abort();
 	frame_decoder_release(&d);
