@@ -23,26 +23,34 @@ comma := ,
 YAML_ARCHIVE := $(shell $(CC) -print-file-name=libyaml.a 2>/dev/null)
 PLUGIN_YAML_LIBS = $(if $(filter /%,$(YAML_ARCHIVE)),$(YAML_ARCHIVE) -Wl$(comma)--exclude-libs$(comma)libyaml.a,$(YAML_LIBS))
 
-ALL_CFLAGS = $(WARN) $(WERROR) -D_GNU_SOURCE -fPIC -fvisibility=hidden -pthread \
+ALL_CFLAGS = $(WARN) $(WERROR) -D_GNU_SOURCE -fPIC -fvisibility=hidden -pthread -I. \
 	-DASYNC_LIBEXECDIR='"$(LIBEXECDIR)/asynccompile"' \
 	$(YAML_CFLAGS) $(CPPFLAGS) $(CFLAGS) $(EXTRA_CFLAGS)
 ALL_LDFLAGS = -pthread $(LDFLAGS) $(EXTRA_LDFLAGS)
 
-# Code shared by the plugin, the worker executable and the unit tests, in
-# one archive: each links only the members it reaches (the plugin none of
-# the supervisor's, nor the config dumper's).
-CORE_SRC = $(filter-out worker/main.c,$(wildcard worker/*.c)) $(wildcard config/*.c)
+# The folders say where code runs (README, "Development"):
+#   lib/     every process: the plugin, the supervisor, the workers
+#   pool/    the pool: in the supervisor, or in make's I/O thread
+#   worker/  a worker or supervisor process (also forked from make)
+#   config/  wherever the YAML file is read
+#   plugin/  inside make
+#   trace/   preloaded into a traced command's processes
+# Everything but plugin/ and worker/main.c is one archive: each program
+# links only the members it reaches (the plugin none of the supervisor's,
+# nor the config dumper's).  Includes name their folder ("lib/buf.h").
+CORE_DIRS = lib pool worker config
+CORE_SRC = $(filter-out worker/main.c,$(wildcard $(CORE_DIRS:=/*.c)))
 PLUGIN_SRC = $(wildcard plugin/*.c)
 CORE_OBJ = $(CORE_SRC:.c=.o)
 CORE_LIB = build/libcore.a
 PLUGIN_OBJ = $(PLUGIN_SRC:.c=.o)
-HEADERS = $(wildcard worker/*.h config/*.h plugin/*.h)
+HEADERS = $(wildcard $(CORE_DIRS:=/*.h) plugin/*.h)
 # Every object is rebuilt when the flags or the install paths change.
 FLAGS_STAMP = build/FLAGS
 
 PLUGIN = asynccompile.so
 WORKER = worker/asynccompile-worker
-# The tracer (worker/tracelog.h): preloaded into every process of a traced
+# The tracer (lib/tracelog.h): preloaded into every process of a traced
 # command, so never built with sanitizers, and exporting only its hooks.
 TRACER = trace/asynccompile-trace.so
 TRACER_CFLAGS = $(WARN) $(WERROR) -D_GNU_SOURCE -fPIC -fvisibility=hidden -pthread \
@@ -86,11 +94,11 @@ $(WORKER): worker/main.o $(CORE_LIB)
 	$(CC) $(ALL_CFLAGS) -o $@ worker/main.o $(CORE_LIB) $(ALL_LDFLAGS) $(YAML_LIBS)
 
 TRACER_SRC = $(wildcard trace/*.c)
-$(TRACER): $(TRACER_SRC) $(wildcard trace/*.h) worker/tracelog.h $(FLAGS_STAMP)
+$(TRACER): $(TRACER_SRC) $(wildcard trace/*.h) lib/tracelog.h $(FLAGS_STAMP)
 	$(CC) $(TRACER_CFLAGS) -shared -o $@ $(TRACER_SRC) $(LDFLAGS) -ldl
 
 # Unit tests link what they test from the plugin too (no test includes a .c).
-UNIT_PLUGIN_OBJ = plugin/jobserver.o
+UNIT_PLUGIN_OBJ = plugin/jobserver.o plugin/children.o
 t/unit/%.t: t/unit/%.c t/unit/tap.h t/unit/corpus.h $(UNIT_PLUGIN_OBJ) $(CORE_LIB)
 	$(CC) $(ALL_CFLAGS) -o $@ $< $(UNIT_PLUGIN_OBJ) $(CORE_LIB) $(ALL_LDFLAGS) $(YAML_LIBS)
 
@@ -104,7 +112,7 @@ t/unit/test-trace.t: $(TRACER) t/helpers/trace-probe
 # The plugin with its fault-injection hooks (plugin/fault.h) compiled in,
 # for the tests only: the files that use the hooks are built again with
 # -DASYNC_FAULTS, the rest is shared with the real plugin.
-FAULT_SRC := $(shell grep -l '"fault.h"' $(PLUGIN_SRC))
+FAULT_SRC := $(shell grep -l '"plugin/fault.h"' $(PLUGIN_SRC))
 FAULT_PLUGIN = build/faults/$(PLUGIN)
 build/faults/%.o: %.c $(HEADERS) $(FLAGS_STAMP)
 	@mkdir -p $(dir $@)
@@ -225,7 +233,7 @@ bench: all
 # Everything the build and the suite make; build/make-4.4.1 is the CI
 # script's, not the build's.
 clean:
-	rm -f $(PLUGIN) $(WORKER) $(TRACER) worker/*.o plugin/*.o config/*.o \
+	rm -f $(PLUGIN) $(WORKER) $(TRACER) $(CORE_DIRS:=/*.o) plugin/*.o \
 		t/unit/*.t $(TEST_HELPERS) $(CORE_LIB) $(FLAGS_STAMP)
 	rm -rf build/asan build/fuzz build/faults build/valgrind build/stress
 

@@ -51,7 +51,7 @@ FUZZ_SRC = $(wildcard $(SRCDIR)/fuzz/fuzz-*.c)
 FUZZERS = $(patsubst $(SRCDIR)/fuzz/%.c,$(B)/%,$(FUZZ_SRC))
 $(B)/fuzz-%: $(SRCDIR)/fuzz/fuzz-%.c $(addprefix $(SRCDIR)/,$(CORE_SRC))
 	@mkdir -p $(dir $@)
-	$(CC) $(WARN) -D_GNU_SOURCE $(YAML_CFLAGS) $(FUZZ_FLAGS) -o $@ $^ $(YAML_LIBS)
+	$(CC) $(WARN) -D_GNU_SOURCE -I$(SRCDIR) $(YAML_CFLAGS) $(FUZZ_FLAGS) -o $@ $^ $(YAML_LIBS)
 
 # Each fuzzer runs for FUZZ_SECONDS over a scratch copy of its corpus, so
 # the committed corpus only changes when someone minimises it on purpose.

@@ -7,8 +7,8 @@
  * rejection goes through cfg_fail() so each message is one line that starts
  * with FILE:LINE:COLUMN.
  */
-#include "config.h"
-#include "../worker/proto.h"
+#include "config/config.h"
+#include "lib/proto.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -19,7 +19,7 @@
 #include <unistd.h>
 #include <yaml.h>
 
-#include "keys.h"
+#include "config/keys.h"
 
 /* ---- defaults and release ---- */
 

@@ -44,7 +44,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "../worker/buf.h"
+#include "lib/buf.h"
 
 enum start_method { START_SUBPROCESS, START_SPAWN, START_FORK };
 enum tristate { TRI_AUTO, TRI_TRUE, TRI_FALSE };

@@ -2,7 +2,7 @@
  * dump.c - the effective configuration as YAML that config_load_mem()
  * reads back to the same values (the round trip is tested and fuzzed).
  */
-#include "config.h"
+#include "config/config.h"
 
 #include <inttypes.h>
 #include <string.h>

@@ -4,7 +4,7 @@
  * per key and the table of keys; a little over 600 lines because every
  * key's check and message belong beside the others.
  */
-#include "keys.h"
+#include "config/keys.h"
 
 #include <stdarg.h>
 #include <stdio.h>
@@ -13,7 +13,7 @@
 #include <strings.h>
 #include <unistd.h>
 
-#include "../worker/proto.h"
+#include "lib/proto.h"
 
 /* ---- memory ---- */
 

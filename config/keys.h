@@ -9,7 +9,7 @@
 #include <stddef.h>
 #include <yaml.h>
 
-#include "config.h"
+#include "config/config.h"
 
 #define CONFIG_MAX_FILE ((size_t)1 << 20)
 #define CONFIG_MAX_WORKERS 1024

@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../worker/store.h"
+#include "lib/store.h"
 
 static inline void fuzz_fixsum(const uint8_t *data, size_t size,
 			       void (*one)(const uint8_t *, size_t))

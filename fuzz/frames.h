@@ -1,6 +1,6 @@
 /*
  * frames.h - for fuzz targets whose input is a stream of frames
- * (worker/proto.h): the first input byte picks how the rest is cut into
+ * (lib/proto.h): the first input byte picks how the rest is cut into
  * chunks (0: all at once; otherwise a size varying per feed), so frame
  * boundaries land at every offset of a feed.  `ready` gets the decoder
  * at every complete frame; the decoder is the caller's, initialised,
@@ -13,7 +13,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 
-#include "../worker/proto.h"
+#include "lib/proto.h"
 
 static inline void fuzz_frames(struct frame_decoder *d, const uint8_t *data, size_t size,
 			       void (*ready)(struct frame_decoder *))

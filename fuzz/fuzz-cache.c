@@ -10,8 +10,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../worker/cache.h"
-#include "../worker/proto.h"
+#include "lib/cache.h"
+#include "lib/proto.h"
 #include "fixsum.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);

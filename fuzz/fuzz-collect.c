@@ -1,5 +1,5 @@
 /*
- * fuzz-collect.c - drive the recipe waits' decoders (worker/collectmsg.h)
+ * fuzz-collect.c - drive the recipe waits' decoders (lib/collectmsg.h)
  * with arbitrary bytes, as both ends of the channel decode them: frames
  * cut at every offset (frames.h: the first input byte picks the chunk
  * size), then COLLECT (the plugin's side), STEP and ERROR (the
@@ -12,7 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../worker/collectmsg.h"
+#include "lib/collectmsg.h"
 #include "frames.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);

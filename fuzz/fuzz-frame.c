@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../worker/proto.h"
+#include "lib/proto.h"
 #include "frames.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);

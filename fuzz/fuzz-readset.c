@@ -11,7 +11,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 
-#include "../worker/readset.h"
+#include "lib/readset.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -12,8 +12,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../worker/proto.h"
-#include "../worker/record.h"
+#include "lib/proto.h"
+#include "lib/record.h"
 #include "fixsum.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);

@@ -20,7 +20,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#include "../worker/buf.h"
+#include "lib/buf.h"
 
 struct backend {
 	const struct backend_ops *ops;

@@ -1,6 +1,6 @@
 /*
  * The spawn and fork start methods: the plugin's I/O thread runs the pool
- * itself (worker/pool.c), starting each worker as the worker executable
+ * itself (pool/pool.c), starting each worker as the worker executable
  * (spawn) or as a fork of make's own image (fork).
  */
 #include <errno.h>
@@ -8,12 +8,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../worker/pool.h"
-#include "../worker/worker.h"
-#include "backend.h"
-#include "engine.h"
-#include "fatal.h"
-#include "spawn.h"
+#include "pool/pool.h"
+#include "worker/worker.h"
+#include "plugin/backend.h"
+#include "plugin/engine.h"
+#include "plugin/fatal.h"
+#include "plugin/spawn.h"
 
 struct pb {
 	struct backend base;

@@ -13,11 +13,11 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "backend.h"
-#include "engine.h"
-#include "fatal.h"
-#include "spawn.h"
-#include "../worker/worker.h"
+#include "plugin/backend.h"
+#include "plugin/engine.h"
+#include "plugin/fatal.h"
+#include "plugin/spawn.h"
+#include "worker/worker.h"
 
 #define SUB_MAX_RESTARTS 3
 /* a supervisor that never answers HELLO counts as dead */

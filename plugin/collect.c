@@ -10,9 +10,9 @@
 #include <sys/random.h>
 #include <unistd.h>
 
-#include "collect.h"
-#include "engine.h"
-#include "waitsock.h"
+#include "plugin/collect.h"
+#include "plugin/engine.h"
+#include "plugin/waitsock.h"
 
 /* A COLLECT message is a few dozen bytes: a longer frame is refused. */
 #define COLLECT_MAX_HELLO 4096

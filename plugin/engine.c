@@ -21,17 +21,17 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "../worker/children.h"
-#include "backend.h"
-#include "collect.h"
-#include "engine.h"
-#include "fatal.h"
-#include "fault.h"
-#include "jobtab.h"
-#include "reexec.h"
-#include "slots.h"
-#include "spawn.h"
-#include "trace.h"
+#include "plugin/children.h"
+#include "plugin/backend.h"
+#include "plugin/collect.h"
+#include "plugin/engine.h"
+#include "plugin/fatal.h"
+#include "plugin/fault.h"
+#include "plugin/jobtab.h"
+#include "plugin/reexec.h"
+#include "plugin/slots.h"
+#include "plugin/spawn.h"
+#include "plugin/trace.h"
 
 /* how often to look whether make started draining the jobserver */
 #define DRAIN_CHECK_MS 200

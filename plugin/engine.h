@@ -32,12 +32,12 @@
 
 #include <stdint.h>
 
-#include "../config/config.h"
-#include "../worker/buf.h"
-#include "../worker/collectmsg.h"
-#include "../worker/proto.h"
-#include "job.h"
-#include "jobserver.h"
+#include "config/config.h"
+#include "lib/buf.h"
+#include "lib/collectmsg.h"
+#include "lib/proto.h"
+#include "plugin/job.h"
+#include "plugin/jobserver.h"
 
 struct engine_stats {
 	uint64_t submitted, completed, failed, retried, timed_out;

@@ -26,8 +26,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "fatal.h"
-#include "reexec.h"
+#include "plugin/fatal.h"
+#include "plugin/reexec.h"
 
 static const int fatal_sigs[] = { SIGHUP, SIGINT, SIGQUIT, SIGTERM, SIGXCPU, SIGXFSZ };
 #define FATAL_NSIGS (sizeof fatal_sigs / sizeof *fatal_sigs)

@@ -15,13 +15,13 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "funcs.h"
-#include "mk.h"
-#include "output.h"
-#include "recipe.h"
-#include "shell.h"
-#include "engine.h"
-#include "job.h"
+#include "plugin/funcs.h"
+#include "plugin/mk.h"
+#include "plugin/output.h"
+#include "plugin/recipe.h"
+#include "plugin/shell.h"
+#include "plugin/engine.h"
+#include "plugin/job.h"
 
 static struct config cfg;
 static int cfg_loaded;

@@ -7,9 +7,9 @@
 
 #include <stddef.h>
 
-#include "../config/config.h"
-#include "../worker/buf.h"
-#include "jobserver.h"
+#include "config/config.h"
+#include "lib/buf.h"
+#include "plugin/jobserver.h"
 
 /* gmk function callbacks (setup.c registers them). */
 char *funcs_compile(const char *nm, unsigned int argc, char **argv);

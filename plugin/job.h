@@ -18,8 +18,8 @@
 
 #include <stdint.h>
 
-#include "../worker/buf.h"
-#include "../worker/proto.h"
+#include "lib/buf.h"
+#include "lib/proto.h"
 
 /*
  * JOB_SHELL and JOB_SPEC are async-shell's own (shell.c): a command make

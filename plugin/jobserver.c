@@ -1,4 +1,4 @@
-#include "jobserver.h"
+#include "plugin/jobserver.h"
 
 #include <errno.h>
 #include <fcntl.h>

@@ -22,7 +22,7 @@
 
 #include <sys/types.h>
 
-#include "../worker/buf.h"
+#include "lib/buf.h"
 
 enum js_style { JS_NONE, JS_PIPE, JS_FIFO };
 

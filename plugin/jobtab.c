@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "jobtab.h"
+#include "plugin/jobtab.h"
 
 /* FNV-1a: names are short, and a wait looks each one up once */
 static unsigned jobtab_hash(const char *s)

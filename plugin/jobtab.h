@@ -15,7 +15,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "job.h"
+#include "plugin/job.h"
 
 #define JOBTAB_HASH 4096
 

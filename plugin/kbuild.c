@@ -43,9 +43,9 @@
 
 #include <gnumake.h>
 
-#include "../worker/buf.h"
-#include "kbuild.h"
-#include "mk.h"
+#include "lib/buf.h"
+#include "plugin/kbuild.h"
+#include "plugin/mk.h"
 
 #define KBUILD_VAR "async-compile-internal-"
 

@@ -2,10 +2,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../worker/buf.h"
-#include "../worker/collectmsg.h"
-#include "mk.h"
-#include "output.h"
+#include "lib/buf.h"
+#include "lib/collectmsg.h"
+#include "plugin/mk.h"
+#include "plugin/output.h"
 
 /*
  * Like make's $(shell): "\r\n" and "\n" become one space, trailing

@@ -6,8 +6,8 @@
 
 #include <stddef.h>
 
-#include "../worker/buf.h"
-#include "../worker/proto.h"
+#include "lib/buf.h"
+#include "lib/proto.h"
 
 /* $(shell)-style folding of captured output (malloc'd). */
 char *output_fold(const void *p, size_t n);

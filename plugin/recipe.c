@@ -4,16 +4,16 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "../worker/buf.h"
-#include "../worker/proto.h"
-#include "collect.h"
-#include "engine.h"
-#include "jobserver.h"
-#include "mk.h"
-#include "job.h"
-#include "output.h"
-#include "recipe.h"
-#include "spawn.h"
+#include "lib/buf.h"
+#include "lib/proto.h"
+#include "plugin/collect.h"
+#include "plugin/engine.h"
+#include "plugin/jobserver.h"
+#include "plugin/mk.h"
+#include "plugin/job.h"
+#include "plugin/output.h"
+#include "plugin/recipe.h"
+#include "plugin/spawn.h"
 
 /* Is `word` a word of `cmd`, as the shell splits a simple command list? */
 static int recipe_has_word(const char *cmd, const char *word)

@@ -7,8 +7,8 @@
 
 #include <stddef.h>
 
-#include "../config/config.h"
-#include "../worker/buf.h"
+#include "config/config.h"
+#include "lib/buf.h"
 
 /*
  * What a recipe line of make's gets besides the command, for a build step

@@ -57,8 +57,8 @@
 
 #include <gnumake.h>
 
-#include "engine.h"
-#include "reexec.h"
+#include "plugin/engine.h"
+#include "plugin/reexec.h"
 
 #define REEXEC_NAME "ASYNCCOMPILE_HELD_TOKENS"
 #define REEXEC_MAX 256

@@ -1,7 +1,7 @@
 #ifndef ASYNC_REEXEC_H
 #define ASYNC_REEXEC_H
 
-#include "jobserver.h"
+#include "plugin/jobserver.h"
 
 /*
  * reexec.c: tokens held when a sub-make re-executes itself, given back by

@@ -11,13 +11,13 @@
 
 #include <gnumake.h>
 
-#include "funcs.h"
-#include "mk.h"
-#include "shell.h"
-#include "engine.h"
-#include "fatal.h"
-#include "reexec.h"
-#include "kbuild.h"
+#include "plugin/funcs.h"
+#include "plugin/mk.h"
+#include "plugin/shell.h"
+#include "plugin/engine.h"
+#include "plugin/fatal.h"
+#include "plugin/reexec.h"
+#include "plugin/kbuild.h"
 
 __attribute__((visibility("default"))) int plugin_is_GPL_compatible;
 

@@ -1,7 +1,7 @@
 /*
  * $(async-shell COMMAND): a $(shell) whose commands run ahead of need.
  *
- * Every command runs traced (worker/readset.h): what it read, listed,
+ * Every command runs traced (lib/readset.h): what it read, listed,
  * looked up in vain, ran and wrote.  An answer stands for a later call
  * only if its run was pure, the call's environment digest is the run's,
  * and every path of its read set still has the identity the run saw
@@ -29,20 +29,20 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "../worker/cache.h"
-#include "../worker/launch.h"
-#include "../worker/readset.h"
-#include "../worker/record.h"
-#include "../worker/run.h"
-#include "../worker/store.h"
-#include "funcs.h"
-#include "mk.h"
-#include "output.h"
-#include "shell.h"
-#include "spawn.h"
-#include "engine.h"
-#include "fatal.h"
-#include "job.h"
+#include "lib/cache.h"
+#include "lib/launch.h"
+#include "lib/readset.h"
+#include "lib/record.h"
+#include "lib/run.h"
+#include "lib/store.h"
+#include "plugin/funcs.h"
+#include "plugin/mk.h"
+#include "plugin/output.h"
+#include "plugin/shell.h"
+#include "plugin/spawn.h"
+#include "plugin/engine.h"
+#include "plugin/fatal.h"
+#include "plugin/job.h"
 
 #define MEMO_SIZE 1024
 

@@ -1,14 +1,14 @@
 /*
  * shell.h - $(async-shell): memoization, speculation from the last run's
- * record (worker/record.h) and the answer cache (worker/cache.h).
+ * record (lib/record.h) and the answer cache (lib/cache.h).
  * Everything here runs on make's thread only.
  */
 #ifndef ASYNC_SHELL_H
 #define ASYNC_SHELL_H
 
-#include "../config/config.h"
-#include "../worker/buf.h"
-#include "job.h"
+#include "config/config.h"
+#include "lib/buf.h"
+#include "plugin/job.h"
 
 char *shell_func(const char *nm, unsigned int argc, char **argv);
 /* At load: set the end-of-parse hook, start the recorded commands. */
@@ -22,7 +22,7 @@ char *shell_read_func(const char *nm, unsigned int argc, char **argv);
  */
 void shell_makefiles_read(void);
 /*
- * The answer cache (config `cache`, worker/cache.h).  Lookup: with the
+ * The answer cache (config `cache`, lib/cache.h).  Lookup: with the
  * cache on, compute j's key (the command as written, before the
  * launcher, which is part of the key) and, on a hit, fill j->res and set
  * j->cached.  Keep: store a
@@ -33,7 +33,7 @@ void shell_cache_lookup(const struct config *c, struct job *j, const char *shell
 void shell_cache_keep(const struct job *j);
 /*
  * The tracer to preload into a command whose answer may be reused
- * (worker/readset.h), found once; NULL when there is none, and then no
+ * (lib/readset.h), found once; NULL when there is none, and then no
  * answer is ever reused.
  */
 const char *shell_tracer(void);

@@ -4,11 +4,11 @@
 #include <errno.h>
 #include <string.h>
 
-#include "../worker/children.h"
-#include "engine.h"
-#include "fatal.h"
-#include "reexec.h"
-#include "slots.h"
+#include "plugin/children.h"
+#include "plugin/engine.h"
+#include "plugin/fatal.h"
+#include "plugin/reexec.h"
+#include "plugin/slots.h"
 
 int slots_set(struct slots *s, const struct js_auth *a, int limit, struct buf *err,
 	      int *changed)

@@ -25,9 +25,9 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#include "../worker/buf.h"
-#include "job.h"
-#include "jobserver.h"
+#include "lib/buf.h"
+#include "plugin/job.h"
+#include "plugin/jobserver.h"
 
 struct slots {
 	struct jobserver js;

@@ -9,11 +9,11 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "../worker/proto.h"
-#include "../worker/run.h"
-#include "../worker/start.h"
-#include "../worker/worker.h"
-#include "spawn.h"
+#include "lib/proto.h"
+#include "lib/run.h"
+#include "pool/start.h"
+#include "worker/worker.h"
+#include "plugin/spawn.h"
 
 extern char **environ;
 
@@ -56,7 +56,7 @@ int spawn_snapshot_env(void)
 /*
  * spawn_own_group(): every pool process (supervisor, worker) leads or
  * joins a process group other than make's.  Jobs run in sessions of
- * their own (worker/launch.h), so a signal to make's group (kill -9
+ * their own (lib/launch.h), so a signal to make's group (kill -9
  * -PGID, timeout(1), a CI cancelling the build, Ctrl-C) never reaches
  * them; had it reached their workers, a SIGKILL would have orphaned
  * them for good.  Outside the group, the pool outlives make by the

@@ -3,7 +3,7 @@
 
 #include <sys/types.h>
 
-#include "../worker/buf.h"
+#include "lib/buf.h"
 
 /*
  * spawn.c: start the worker executable with a pipe pair on its fd 0/1 and,
@@ -22,7 +22,7 @@ int spawn_snapshot_env(void);
 /* Path of the worker executable (env, next to the .so, libexec); malloc'd. */
 char *spawn_find_worker(struct buf *err);
 /*
- * Absolute path of the tracer (worker/tracelog.h), found the same way
+ * Absolute path of the tracer (lib/tracelog.h), found the same way
  * (ASYNC_COMPILE_TRACER, trace/ next to the .so, libexec); malloc'd, or
  * NULL with the reason in err.
  */

@@ -1,4 +1,4 @@
-#include "trace.h"
+#include "plugin/trace.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -10,7 +10,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "job.h"
+#include "plugin/job.h"
 
 struct span {
 	char *name, *command;

@@ -12,7 +12,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "waitsock.h"
+#include "plugin/waitsock.h"
 
 static char waitsock_file[sizeof ((struct sockaddr_un *)0)->sun_path];
 

@@ -22,7 +22,7 @@
 
 #include <sys/types.h>
 
-#include "../worker/buf.h"
+#include "lib/buf.h"
 
 /* Make the directory and a listening socket.  The fd, or -1 with err. */
 int waitsock_listen(struct buf *err);

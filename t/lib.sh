@@ -351,7 +351,7 @@ flip_byte() {
 
 # settle: let files just written age past the racy window.  An answer is
 # reused only if no file it read changed within 20 ms of the command's
-# start (worker/readset.h, RS_RACY_NS): a file's timestamps cannot tell
+# start (lib/readset.h, RS_RACY_NS): a file's timestamps cannot tell
 # that change from a later one.  A test that writes an input and runs
 # make at once would see it used once and never reused.  A rule about
 # time, not a wait for another process.

@@ -17,7 +17,7 @@ expect_res() { # line-in-res...
 
 t_version() {
 	"$WORKER" --version >v || return 1
-	proto=$(sed -n 's/^#define PROTO_VERSION \([0-9]*\)$/\1/p' "$TEST_ROOT/worker/proto.h")
+	proto=$(sed -n 's/^#define PROTO_VERSION \([0-9]*\)$/\1/p' "$TEST_ROOT/lib/proto.h")
 	expect_grep "^asynccompile-worker .*(protocol $proto)\$" v || return 1
 	st=0; "$WORKER" --bogus 2>e || st=$?
 	expect_eq 2 "$st" "exit status of bad usage" && expect_grep usage e

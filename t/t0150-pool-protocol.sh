@@ -21,7 +21,7 @@ ok 'EOF in the middle of a payload' malformed truncated \
 	'truncated frame: got 3 of 100 payload bytes for job 1'
 ok 'a JOB before the HELLO' malformed nohello 'expected HELLO as the first frame'
 ok 'another protocol version' malformed version \
-	"protocol version mismatch: peer speaks 99, I speak $(sed -n 's/^#define PROTO_VERSION \([0-9]*\)$/\1/p' "$TEST_ROOT/worker/proto.h")"
+	"protocol version mismatch: peer speaks 99, I speak $(sed -n 's/^#define PROTO_VERSION \([0-9]*\)$/\1/p' "$TEST_ROOT/lib/proto.h")"
 
 # A worker fed garbage directly (no supervisor in between).
 t_worker_garbage() {

@@ -13,7 +13,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "trace.h"
+#include "trace/trace.h"
 
 int tr_state;
 int tr_logfd = -1;

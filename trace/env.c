@@ -9,7 +9,7 @@
  * (in place: no allocation, the program's own setenv still works), and
  * the exec and spawn hooks add them to the envp they pass on, whatever
  * the program built (env -i included).  Our library goes last in
- * LD_PRELOAD, as the runner puts it (worker/launch.c): a sanitizer's
+ * LD_PRELOAD, as the runner puts it (lib/launch.c): a sanitizer's
  * runtime must stay first.  The log's descriptor may have moved
  * (tr_fd_protect), so the variable is rebuilt each time.
  */
@@ -18,7 +18,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-#include "trace.h"
+#include "trace/trace.h"
 
 extern char **environ;
 

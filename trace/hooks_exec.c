@@ -27,7 +27,7 @@
 #include <sys/xattr.h>
 #include <unistd.h>
 
-#include "trace.h"
+#include "trace/trace.h"
 
 extern char **environ;
 

@@ -24,7 +24,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#include "trace.h"
+#include "trace/trace.h"
 
 TR_REAL(close);
 TR_REAL(dup2);

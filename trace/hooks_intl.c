@@ -14,7 +14,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "trace.h"
+#include "trace/trace.h"
 
 /* libintl.h makes these macros when optimising; the hooks are functions */
 #undef gettext

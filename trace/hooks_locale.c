@@ -45,7 +45,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "trace.h"
+#include "trace/trace.h"
 
 TR_REAL(setlocale);
 TR_REAL(newlocale);

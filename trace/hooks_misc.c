@@ -58,7 +58,7 @@
 #include <unistd.h>
 #include <wordexp.h>
 
-#include "trace.h"
+#include "trace/trace.h"
 
 /* ---- calls the tracer does not follow ---- */
 

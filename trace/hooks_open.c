@@ -23,7 +23,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "trace.h"
+#include "trace/trace.h"
 
 TR_REAL(open);
 TR_REAL(open64);

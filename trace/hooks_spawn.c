@@ -32,7 +32,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "trace.h"
+#include "trace/trace.h"
 
 extern char **environ;
 

@@ -20,7 +20,7 @@
 #include <sys/xattr.h>
 #include <unistd.h>
 
-#include "trace.h"
+#include "trace/trace.h"
 
 _Static_assert(sizeof(struct stat) == sizeof(struct stat64), "stat64 is stat on x86_64");
 

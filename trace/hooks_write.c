@@ -23,7 +23,7 @@
 #include <unistd.h>
 #include <utime.h>
 
-#include "trace.h"
+#include "trace/trace.h"
 
 TR_REAL(rename);
 TR_REAL(renameat);

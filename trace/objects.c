@@ -33,7 +33,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-#include "trace.h"
+#include "trace/trace.h"
 
 /* Directories whose subdirectories were probed in this pass (by identity). */
 struct tr_dirs {

@@ -1,7 +1,7 @@
 /*
  * preload.c - asynccompile-trace.so: the tracer preloaded into every
  * process of a traced command.  It appends to the command's log
- * (worker/tracelog.h) what each process read, listed, ran and changed,
+ * (lib/tracelog.h) what each process read, listed, ran and changed,
  * so that the runner can decide whether the command's answer may be
  * reused.  The rule above all others: what the tracer cannot see, or
  * does not model, is an OPAQUE event (or missing HELLO/BYE accounting);
@@ -82,7 +82,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "trace.h"
+#include "trace/trace.h"
 
 TR_REAL(readlink);
 TR_REAL(exit);

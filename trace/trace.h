@@ -1,6 +1,6 @@
 /*
  * trace.h - the tracer's internals, shared by its files (see preload.c for
- * the design, and worker/tracelog.h for the events it writes).
+ * the design, and lib/tracelog.h for the events it writes).
  *
  * Every hook follows one pattern:
  *
@@ -28,7 +28,7 @@
 #include <sys/types.h>
 #include <sys/uio.h>
 
-#include "worker/tracelog.h"
+#include "lib/tracelog.h"
 
 #define TR_HOOK __attribute__((visibility("default")))
 #define TR_UNUSED __attribute__((unused))

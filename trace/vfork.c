@@ -35,7 +35,7 @@
 #include <sys/single_threaded.h>
 #include <unistd.h>
 
-#include "trace.h"
+#include "trace/trace.h"
 
 /* This library's writable bytes past RELRO, and the snapshot's home. */
 static struct {

@@ -18,9 +18,9 @@
 #include <sys/un.h>
 #include <unistd.h>
 
-#include "collectmsg.h"
-#include "diag.h"
-#include "worker.h"
+#include "lib/collectmsg.h"
+#include "lib/diag.h"
+#include "worker/worker.h"
 
 static void collect_write(int fd, const void *p, size_t n)
 {

@@ -13,13 +13,13 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#include "diag.h"
-#include "../config/config.h"
-#include "cache.h"
-#include "proto.h"
-#include "run.h"
-#include "store.h"
-#include "worker.h"
+#include "lib/diag.h"
+#include "config/config.h"
+#include "lib/cache.h"
+#include "lib/proto.h"
+#include "lib/run.h"
+#include "lib/store.h"
+#include "worker/worker.h"
 
 #define WORKER_VERSION "0.1"
 

@@ -9,8 +9,8 @@
  * away (EOF).  Output frames are written blocking: the pool never blocks,
  * and a dead pool gives EPIPE.
  */
-#include "diag.h"
-#include "worker.h"
+#include "lib/diag.h"
+#include "worker/worker.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -23,10 +23,10 @@
 #include <sys/prctl.h>
 #include <unistd.h>
 
-#include "board.h"
-#include "launch.h"
-#include "proto.h"
-#include "run.h"
+#include "pool/board.h"
+#include "lib/launch.h"
+#include "lib/proto.h"
+#include "lib/run.h"
 
 enum serve_event {
 	EV_FRAME = 1,   /* a frame is ready in s->dec */

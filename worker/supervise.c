@@ -10,9 +10,9 @@
  * arrives after its last frame).  It is also a child subreaper: the jobs of
  * a worker that died come to it, and sup_reap() ends them.
  */
-#include "diag.h"
-#include "start.h"
-#include "worker.h"
+#include "lib/diag.h"
+#include "pool/start.h"
+#include "worker/worker.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -27,9 +27,9 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "pool.h"
-#include "proto.h"
-#include "run.h"
+#include "pool/pool.h"
+#include "lib/proto.h"
+#include "lib/run.h"
 
 extern char **environ;
 

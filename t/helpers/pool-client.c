@@ -54,7 +54,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "../../worker/proto.h"
+#include "lib/proto.h"
 
 extern char **environ;
 

@@ -40,7 +40,7 @@
 
 extern char **environ;
 
-/* the descriptor the runner gives the log (worker/tracelog.h) */
+/* the descriptor the runner gives the log (lib/tracelog.h) */
 #define PROBE_LOG_FD 1021
 
 static void report(const char *op, int ok)

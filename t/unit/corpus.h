@@ -11,7 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "../../worker/buf.h"
+#include "lib/buf.h"
 
 static void corpus_file(const char *dir, const char *name, unsigned char chunk,
 			const struct buf *stream)

@@ -1,4 +1,4 @@
-/* Unit tests for worker/board.c: slots, and finding a job by its mark. */
+/* Unit tests for pool/board.c: slots, and finding a job by its mark. */
 #include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
@@ -7,7 +7,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "../../worker/board.h"
+#include "pool/board.h"
 #include "tap.h"
 
 struct kid {

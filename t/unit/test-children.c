@@ -1,5 +1,5 @@
 /*
- * Unit tests for worker/children.c: a running child counts, a zombie and
+ * Unit tests for plugin/children.c: a running child counts, a zombie and
  * a child the caller claims do not, nor does a child of another thread.
  */
 #include <pthread.h>
@@ -8,7 +8,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "../../worker/children.h"
+#include "plugin/children.h"
 #include "tap.h"
 
 static int skip_this(void *ctx, pid_t pid)

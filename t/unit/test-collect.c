@@ -1,5 +1,5 @@
 /*
- * test-collect.c - the recipe waits' messages (worker/collectmsg.h):
+ * test-collect.c - the recipe waits' messages (lib/collectmsg.h):
  * COLLECT and STEP round trips, what the decoders refuse, the
  * collector's argument, and result_emit()'s order.
  * Run with --write-corpus DIR to write the fuzzer's seed corpus
@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../../worker/collectmsg.h"
+#include "lib/collectmsg.h"
 #include "corpus.h"
 #include "tap.h"
 

@@ -14,7 +14,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "../../config/config.h"
+#include "config/config.h"
 #include "tap.h"
 
 static char tmpdir[] = "/tmp/test-config.XXXXXX";

@@ -6,7 +6,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "../../plugin/jobserver.h"
+#include "plugin/jobserver.h"
 #include "tap.h"
 
 static void test_parse_auth(void)

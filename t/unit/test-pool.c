@@ -1,5 +1,5 @@
 /*
- * Unit test for worker/pool.c with a pid board (board.h), the way the
+ * Unit test for pool/pool.c with a pid board (board.h), the way the
  * plugin's spawn and fork start methods run it: a worker that dies before
  * it reports STARTED leaves a job only the board knows about, and the pool
  * must end it.
@@ -21,9 +21,9 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "../../worker/board.h"
-#include "../../worker/pool.h"
-#include "../../worker/start.h"
+#include "pool/board.h"
+#include "pool/pool.h"
+#include "pool/start.h"
 #include "tap.h"
 
 extern char **environ;

@@ -15,8 +15,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "../../worker/proto.h"
-#include "../../worker/readset.h"
+#include "lib/proto.h"
+#include "lib/readset.h"
 #include "corpus.h"
 #include "tap.h"
 

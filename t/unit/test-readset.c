@@ -1,8 +1,8 @@
 /*
- * Unit tests for worker/readset.c: the verdict a trace log earns, the
+ * Unit tests for lib/readset.c: the verdict a trace log earns, the
  * read set's codec, and its check against the file system.  The logs are
  * written here by hand, event by event, as the preload would write them
- * (worker/tracelog.h); test-trace.c checks the preload itself.
+ * (lib/tracelog.h); test-trace.c checks the preload itself.
  */
 #include <fcntl.h>
 #include <stdio.h>
@@ -13,8 +13,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "../../worker/readset.h"
-#include "../../worker/tracelog.h"
+#include "lib/readset.h"
+#include "lib/tracelog.h"
 #include "tap.h"
 
 #define ROOT 4242

@@ -1,6 +1,6 @@
 /*
- * Unit tests for worker/record.c (the async-shell record codec) and
- * worker/store.c (the per-user store's guards and atomic writes).
+ * Unit tests for lib/record.c (the async-shell record codec) and
+ * lib/store.c (the per-user store's guards and atomic writes).
  */
 #include <fcntl.h>
 #include <stdio.h>
@@ -9,10 +9,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "../../worker/proto.h"
-#include "../../worker/readset.h"
-#include "../../worker/record.h"
-#include "../../worker/store.h"
+#include "lib/proto.h"
+#include "lib/readset.h"
+#include "lib/record.h"
+#include "lib/store.h"
 #include "tap.h"
 
 static char *flags1[] = { "-c", NULL };

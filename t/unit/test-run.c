@@ -1,4 +1,4 @@
-/* Unit tests for worker/run.c helpers that need no job. */
+/* Unit tests for lib/run.c helpers that need no job. */
 #include <fcntl.h>
 #include <signal.h>
 #include <stdlib.h>
@@ -6,7 +6,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "../../worker/run.h"
+#include "lib/run.h"
 #include "tap.h"
 
 static int drained(const unsigned char *bytes, size_t n)

@@ -1,5 +1,5 @@
 /*
- * Unit tests for the tracer (trace/, the events of worker/tracelog.h):
+ * Unit tests for the tracer (trace/, the events of lib/tracelog.h):
  * t/helpers/trace-probe and shells run with trace/asynccompile-trace.so
  * preloaded and a memfd log at TL_FD, as the runner sets them up; the
  * log is read back with tl_next() once every process of the run is done
@@ -22,7 +22,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "../../worker/tracelog.h"
+#include "lib/tracelog.h"
 #include "tap.h"
 
 static char tracer[PATH_MAX], probe[PATH_MAX], dir[PATH_MAX];

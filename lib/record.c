@@ -2,10 +2,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "proto.h"
-#include "readset.h"
-#include "record.h"
-#include "store.h"
+#include "lib/proto.h"
+#include "lib/readset.h"
+#include "lib/record.h"
+#include "lib/store.h"
 
 static const char record_magic[8] = "ACRECORD";
 

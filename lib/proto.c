@@ -7,8 +7,8 @@
  * message, in PROTOCOL.md's order, so the spec and the code can be read
  * side by side; splitting by message would hide the shared primitives.
  */
-#include "proto.h"
-#include "readset.h"
+#include "lib/proto.h"
+#include "lib/readset.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -26,7 +26,7 @@
 
 #include <stddef.h>
 
-#include "buf.h"
+#include "lib/buf.h"
 
 #define RECORD_VERSION 2
 #define RECORD_MAX_ENTRIES 65536

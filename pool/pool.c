@@ -23,7 +23,7 @@
  * only from pool_tick) could no longer be checked in one read.  The job
  * queue and results are pool_jobs.c's.
  */
-#include "pool.h"
+#include "pool/pool.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -35,9 +35,9 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "board.h"
-#include "pool_impl.h"
-#include "run.h"
+#include "pool/board.h"
+#include "pool/pool_impl.h"
+#include "lib/run.h"
 
 /* A worker must answer HELLO this fast (ASan and loaded machines included). */
 #define POOL_HELLO_MS 10000

@@ -39,7 +39,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "buf.h"
+#include "lib/buf.h"
 
 #define CACHE_VERSION 2
 #define CACHE_MAX_BYTES ((uint64_t)256 << 20)

@@ -13,10 +13,10 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "cache.h"
-#include "readset.h"
-#include "proto.h"
-#include "store.h"
+#include "lib/cache.h"
+#include "lib/readset.h"
+#include "lib/proto.h"
+#include "lib/store.h"
 
 static const char cache_magic[8] = "ACCACHE1";
 

@@ -46,7 +46,7 @@
 
 #include <sys/types.h>
 
-#include "proto.h"
+#include "lib/proto.h"
 
 #define RUN_MAX_WATCH 4
 #define RUN_ABANDON_GRACE_MS 1000

@@ -28,7 +28,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "buf.h"
+#include "lib/buf.h"
 
 /* Largest file store_read() accepts. */
 #define STORE_MAX_FILE ((size_t)8 << 20)

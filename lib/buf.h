@@ -11,6 +11,8 @@
 #ifndef ASYNC_BUF_H
 #define ASYNC_BUF_H
 
+#include <stdarg.h>
+
 #include <stddef.h>
 #include <stdint.h>
 
@@ -28,6 +30,7 @@ void buf_addstr(struct buf *b, const char *s);
 void buf_addch(struct buf *b, int c);
 void buf_addf(struct buf *b, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
+void buf_vaddf(struct buf *b, const char *fmt, va_list ap);
 /* Drop the first n bytes (n <= len). */
 void buf_consume(struct buf *b, size_t n);
 void buf_reset(struct buf *b);

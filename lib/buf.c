@@ -1,4 +1,4 @@
-#include "buf.h"
+#include "lib/buf.h"
 
 #include <errno.h>
 #include <stdarg.h>
@@ -54,21 +54,28 @@ void buf_addch(struct buf *b, int c)
 	buf_add(b, &ch, 1);
 }
 
+void buf_vaddf(struct buf *b, const char *fmt, va_list ap)
+{
+	va_list again;
+	int n;
+
+	va_copy(again, ap);
+	n = vsnprintf(NULL, 0, fmt, ap);
+	if (n >= 0) {
+		buf_grow(b, (size_t)n);
+		vsnprintf((char *)b->data + b->len, (size_t)n + 1, fmt, again);
+		b->len += (size_t)n;
+	}
+	va_end(again);
+}
+
 void buf_addf(struct buf *b, const char *fmt, ...)
 {
 	va_list ap;
-	int n;
 
 	va_start(ap, fmt);
-	n = vsnprintf(NULL, 0, fmt, ap);
+	buf_vaddf(b, fmt, ap);
 	va_end(ap);
-	if (n < 0)
-		return;
-	buf_grow(b, (size_t)n);
-	va_start(ap, fmt);
-	vsnprintf((char *)b->data + b->len, (size_t)n + 1, fmt, ap);
-	va_end(ap);
-	b->len += (size_t)n;
 }
 
 void buf_consume(struct buf *b, size_t n)

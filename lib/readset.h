@@ -46,7 +46,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#include "buf.h"
+#include "lib/buf.h"
 
 #define RS_MAGIC 0xa5
 #define RS_MAX_ENTRIES 65536

@@ -3,7 +3,7 @@
  * turned into bytes on a self-pipe, and reaping what a job left behind.
  * Declared in run.h.
  */
-#include "run.h"
+#include "lib/run.h"
 
 #include <errno.h>
 #include <fcntl.h>

@@ -2,7 +2,7 @@
  * readset.c - from a trace log to a verdict and a read set; the read
  * set's codec and its check against the file system (readset.h).
  */
-#include "readset.h"
+#include "lib/readset.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -13,9 +13,9 @@
 #include <sys/utsname.h>
 #include <unistd.h>
 
-#include "proto.h"
-#include "store.h"
-#include "tracelog.h"
+#include "lib/proto.h"
+#include "lib/store.h"
+#include "lib/tracelog.h"
 
 #define RS_REASON_MAX 200
 /*

@@ -1,7 +1,7 @@
 /*
  * board.c - job pids published by workers to their pool (see board.h).
  */
-#include "board.h"
+#include "pool/board.h"
 
 #include <dirent.h>
 #include <fcntl.h>
@@ -13,7 +13,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-#include "buf.h"
+#include "lib/buf.h"
 
 int board_create(int slots)
 {

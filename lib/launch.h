@@ -31,7 +31,7 @@
 
 #include <sys/types.h>
 
-#include "proto.h"
+#include "lib/proto.h"
 
 struct launch {
 	pid_t pid;    /* the command's process, session and group id */

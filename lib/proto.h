@@ -24,7 +24,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#include "buf.h"
+#include "lib/buf.h"
 
 #define PROTO_VERSION 4
 #define PROTO_ID_CONTROL 0

@@ -21,8 +21,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "buf.h"
-#include "proto.h"
+#include "lib/buf.h"
+#include "lib/proto.h"
 
 enum {
 	MSG_COLLECT = 9, /* collector -> plugin, first and only frame */

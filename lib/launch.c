@@ -2,10 +2,10 @@
  * launch.c - how a job's command line is run, and starting it (see
  * launch.h).
  */
-#include "launch.h"
-#include "tracelog.h"
-#include "store.h"
-#include "board.h"
+#include "lib/launch.h"
+#include "lib/tracelog.h"
+#include "lib/store.h"
+#include "pool/board.h"
 
 #include <errno.h>
 #include <fcntl.h>

@@ -47,7 +47,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#include "proto.h"
+#include "lib/proto.h"
 
 struct pool;
 

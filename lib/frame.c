@@ -2,8 +2,8 @@
  * frame.c - the framing layer: the incremental decoder and frame output.
  * PROTOCOL.md is the normative wire description; proto.h the C manual.
  */
-#include "proto.h"
-#include "diag.h"
+#include "lib/proto.h"
+#include "lib/diag.h"
 
 #include <errno.h>
 #include <inttypes.h>

@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "pool_impl.h"
+#include "pool/pool_impl.h"
 
 static size_t pool_hash_slot(const struct pool *p, int64_t id)
 {

@@ -11,7 +11,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "store.h"
+#include "lib/store.h"
 
 uint64_t store_hash(const void *p, size_t n, uint64_t h)
 {

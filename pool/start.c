@@ -5,7 +5,7 @@
 #include <spawn.h>
 #include <unistd.h>
 
-#include "start.h"
+#include "pool/start.h"
 
 extern char **environ;
 

@@ -3,7 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "collectmsg.h"
+#include "lib/collectmsg.h"
 
 static int collectmsg_fail(const char **why, const char *reason)
 {

@@ -1,11 +1,11 @@
 /*
  * run.c - spawn, feed, capture, limit and reap one job (see run.h).
  */
-#include "run.h"
-#include "board.h"
+#include "lib/run.h"
+#include "pool/board.h"
 
-#include "launch.h"
-#include "readset.h"
+#include "lib/launch.h"
+#include "lib/readset.h"
 
 #include <errno.h>
 #include <fcntl.h>

@@ -1,7 +1,7 @@
 /*
  * children.c - running children of this process (see children.h).
  */
-#include "children.h"
+#include "plugin/children.h"
 
 #include <dirent.h>
 #include <fcntl.h>
@@ -10,7 +10,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "buf.h"
+#include "lib/buf.h"
 
 /*
  * The state letter and parent of a process, from /proc/PID/stat

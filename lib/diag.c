@@ -4,7 +4,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "diag.h"
+#include "lib/diag.h"
 
 static int diag_worker = -1;
 

@@ -10,9 +10,9 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#include "pool.h"
-#include "proto.h"
-#include "run.h"
+#include "pool/pool.h"
+#include "lib/proto.h"
+#include "lib/run.h"
 
 /* Bytes read from one worker per wake-up, so one big result cannot starve the rest. */
 #define POOL_READ_BUDGET ((size_t)1 << 20)
