@@ -85,7 +85,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		return 0;
 	frame_decoder_init(&d);
 	fuzz_frames(&d, data, size, fuzz_frame);
-	if (frame_eof(&d) < 0 && !d.err[0])
+	if (frame_eof(&d) < 0 && !d.err.len)
 		abort();
 	frame_decoder_release(&d);
 	return 0;

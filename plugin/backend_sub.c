@@ -363,7 +363,7 @@ static void sub_events(struct backend *b, const struct pollfd *fds, size_t nfds)
 
 				off += used;
 				if (st == FRAME_ERROR) {
-					engine_log("bad frame from the pool supervisor: %s", s->dec.err);
+					engine_log("bad frame from the pool supervisor: %s", (char *)s->dec.err.data);
 					if (s->pid > 0)
 						kill(s->pid, SIGKILL);
 					sub_died(s, "protocol error");

@@ -249,7 +249,7 @@ static void collect_read(struct collect_conn *c)
 
 		off += used;
 		if (st == FRAME_ERROR) {
-			collect_refuse(c, c->dec.err);
+			collect_refuse(c, (char *)c->dec.err.data);
 		} else if (c->dec.hdr_got == PROTO_HEADER_SIZE &&
 			   (c->dec.len > COLLECT_MAX_HELLO || c->dec.id != PROTO_ID_CONTROL)) {
 			collect_refuse(c, "the first frame must be a COLLECT message");

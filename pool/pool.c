@@ -424,7 +424,7 @@ static void pool_read(struct pool *p, struct pworker *w)
 			char msg[200];
 
 			if (frame_eof(&w->dec) < 0)
-				snprintf(msg, sizeof msg, "exited mid-frame (%s)", w->dec.err);
+				snprintf(msg, sizeof msg, "exited mid-frame (%s)", (char *)w->dec.err.data);
 			else
 				snprintf(msg, sizeof msg, "exited unexpectedly");
 			pool_lose(p, w, 0, msg);
@@ -440,7 +440,7 @@ static void pool_read(struct pool *p, struct pworker *w)
 				char msg[200];
 
 				snprintf(msg, sizeof msg, "sent a malformed frame: %s",
-					 w->dec.err);
+					 (char *)w->dec.err.data);
 				pool_lose(p, w, 1, msg);
 				return;
 			}

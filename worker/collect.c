@@ -106,8 +106,8 @@ int collect_main(const char *path, const char *arg)
 			if (r == 0)
 				diag_warn("--collect: the make that queued wait %lld exited "
 					  "before its steps ended", (long long)hello.wait);
-			else if (d.err[0])
-				diag_warn("--collect: bad frame from make: %s", d.err);
+			else if (d.err.len)
+				diag_warn("--collect: bad frame from make: %s", (char *)d.err.data);
 			else
 				diag_warn("--collect: reading from make:");
 			break;

@@ -73,7 +73,7 @@ static int serve_read_once(struct serve *s)
 			return serve_fail(s, "read: %s", strerror(errno));
 		if (n == 0) {
 			if (frame_eof(&s->dec) < 0)
-				return serve_fail(s, "%s", s->dec.err);
+				return serve_fail(s, "%s", (char *)s->dec.err.data);
 			return EV_EOF;
 		}
 	} else {
@@ -81,7 +81,7 @@ static int serve_read_once(struct serve *s)
 	}
 	r = frame_feed(&s->dec, tmp, (size_t)n, &used);
 	if (r == FRAME_ERROR)
-		return serve_fail(s, "%s", s->dec.err);
+		return serve_fail(s, "%s", (char *)s->dec.err.data);
 	return r == FRAME_READY ? EV_FRAME : EV_MORE;
 }
 

@@ -271,7 +271,7 @@ static void sup_read(struct sup *s)
 	if (n <= 0) {
 		s->in_eof = 1;
 		if (frame_eof(&s->dec) < 0)
-			sup_fail(s, "%s", s->dec.err);
+			sup_fail(s, "%s", (char *)s->dec.err.data);
 		s->done = 1;
 		return;
 	}
@@ -280,7 +280,7 @@ static void sup_read(struct sup *s)
 
 		off += used;
 		if (r == FRAME_ERROR) {
-			sup_fail(s, "%s", s->dec.err);
+			sup_fail(s, "%s", (char *)s->dec.err.data);
 			return;
 		}
 		if (r == FRAME_READY) {

@@ -185,7 +185,7 @@ static void hello(int expect_workers)
 	buf_release(&b);
 	frame_decoder_init(&d);
 	if (frame_read_one(from_sup, &d) != 1)
-		die("no HELLO from the supervisor (%s)", d.err);
+		die("no HELLO from the supervisor (%s)", (char *)d.err.data);
 	if (d.id != PROTO_ID_CONTROL ||
 	    msg_get_hello(d.payload.data, d.payload.len, &peer, &why) < 0)
 		die("first frame is not a HELLO");
@@ -251,7 +251,7 @@ static void wait_result(int64_t id, struct result_msg *res, int stop_at_started)
 		int type;
 
 		if (r != 1)
-			die("supervisor closed the connection (%s)", r ? d.err : "EOF");
+			die("supervisor closed the connection (%s)", r ? (char *)d.err.data : "EOF");
 		type = msg_type(d.payload.data, d.payload.len);
 		if (d.id == id && type == MSG_STARTED) {
 			struct started_msg m;
@@ -353,7 +353,7 @@ static int mode_many(long count, const char *cmd)
 
 			off += used;
 			if (r == FRAME_ERROR)
-				die("bad frame: %s", d.err);
+				die("bad frame: %s", (char *)d.err.data);
 			if (r != FRAME_READY)
 				continue;
 			type = msg_type(d.payload.data, d.payload.len);

@@ -69,7 +69,7 @@ static int decode_header(int64_t id, int64_t len, char *err, size_t errsz)
 	frame_decoder_init(&d);
 	put_header(&in, id, len);
 	r = frame_feed(&d, in.data, in.len, &used);
-	snprintf(err, errsz, "%s", d.err);
+	snprintf(err, errsz, "%s", (char *)d.err.data);
 	frame_decoder_release(&d);
 	buf_release(&in);
 	return r;
@@ -659,8 +659,8 @@ static void test_decoder_errors(void)
 	ok(r == FRAME_MORE && used == in.len && d.payload.len == 10 &&
 	   d.payload.cap < 4096, "520 MiB claim with 10 bytes holds %zu bytes", d.payload.cap);
 	ok(frame_eof(&d) < 0 &&
-	   has(d.err, "truncated frame: got 10 of 545259520 payload bytes for job 3"),
-	   "truncated payload at EOF: %s", d.err);
+	   has((char *)d.err.data, "truncated frame: got 10 of 545259520 payload bytes for job 3"),
+	   "truncated payload at EOF: %s", (char *)d.err.data);
 	ok(frame_feed(&d, "x", 1, &used) == FRAME_ERROR && used == 0,
 	   "decoder stays failed after an error");
 	frame_next(&d);
@@ -671,8 +671,8 @@ static void test_decoder_errors(void)
 	frame_decoder_init(&d);
 	r = frame_feed(&d, in.data, 10, &used);
 	ok(r == FRAME_MORE && frame_eof(&d) < 0 &&
-	   has(d.err, "truncated frame: got 10 of 16 header bytes"),
-	   "truncated header at EOF: %s", d.err);
+	   has((char *)d.err.data, "truncated frame: got 10 of 16 header bytes"),
+	   "truncated header at EOF: %s", (char *)d.err.data);
 	frame_decoder_release(&d);
 
 	/* Error mid-stream: a good frame, then a bad header. */
@@ -684,7 +684,7 @@ static void test_decoder_errors(void)
 	ok(r == FRAME_READY && used == 17, "good frame before a bad one is delivered");
 	frame_next(&d);
 	r = frame_feed(&d, in.data + used, in.len - used, &used);
-	ok(r == FRAME_ERROR && has(d.err, "-7"), "then the bad header fails: %s", d.err);
+	ok(r == FRAME_ERROR && has((char *)d.err.data, "-7"), "then the bad header fails: %s", (char *)d.err.data);
 	frame_decoder_release(&d);
 	buf_release(&in);
 }
@@ -734,8 +734,8 @@ static void test_pipe_blocking(void)
 	frame_decoder_init(&d);
 	errno = 0;
 	ok(frame_read_one(fds[0], &d) == -1 && errno == EPROTO &&
-	   has(d.err, "truncated frame: got 3 of 40 payload bytes for job 9"),
-	   "truncated stream: %s", d.err);
+	   has((char *)d.err.data, "truncated frame: got 3 of 40 payload bytes for job 9"),
+	   "truncated stream: %s", (char *)d.err.data);
 	frame_decoder_release(&d);
 	close(fds[0]);
 }
@@ -830,7 +830,7 @@ static void test_flush(void)
 			break;
 	}
 	drain(fds[0], &d, &frames, &bytes);
-	ok(frame_outq_pending(&out) == 0 && frames == 2 && bytes == big + 17 + 16 && !d.err[0],
+	ok(frame_outq_pending(&out) == 0 && frames == 2 && bytes == big + 17 + 16 && !d.err.len,
 	   "alternating read and flush drains both frames (%d rounds)", rounds);
 	ok(frame_outq_flush(fds[1], &out) == 0, "flushing an empty buffer is a no-op");
 
