@@ -69,7 +69,7 @@ static int decode_header(int64_t id, int64_t len, char *err, size_t errsz)
 	frame_decoder_init(&d);
 	put_header(&in, id, len);
 	r = frame_feed(&d, in.data, in.len, &used);
-	snprintf(err, errsz, "%s", (char *)d.err.data);
+	snprintf(err, errsz, "%s", d.err.len ? (char *)d.err.data : "");
 	frame_decoder_release(&d);
 	buf_release(&in);
 	return r;
