@@ -18,6 +18,7 @@
 #include "lib/cache.h"
 #include "lib/proto.h"
 #include "lib/run.h"
+#include "lib/sig.h"
 #include "lib/store.h"
 #include "worker/worker.h"
 
@@ -74,7 +75,7 @@ static void open_stdio(void)
 
 static void die_with_parent(void)
 {
-	if (run_die_with_parent(getppid(), SIGTERM) < 0) {
+	if (sig_die_with_parent(getppid(), SIGTERM) < 0) {
 		if (errno != ESRCH)
 			perror("asynccompile-worker: prctl");
 		exit(1);
@@ -205,7 +206,7 @@ int main(int argc, char **argv)
 		int index = parse_int(argv[2], 0, INT_MAX);
 
 		die_with_parent();
-		return worker_main(0, 1, index, after < 0 ? 0 : after, board);
+		return serve_main(0, 1, index, after < 0 ? 0 : after, board);
 	}
 	if (!strcmp(argv[1], "--supervise")) {
 		int n = parse_int(argv[2], 1, 1024);

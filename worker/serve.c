@@ -1,5 +1,5 @@
 /*
- * serve.c - worker_main(): one pool worker.  Answers the pool's HELLO, then
+ * serve.c - serve_main(): one pool worker.  Answers the pool's HELLO, then
  * runs the jobs it is sent one at a time: JOB -> STARTED -> RESULT.
  *
  * The worker reads exactly up to the end of the frame it is decoding, so
@@ -27,6 +27,7 @@
 #include "lib/launch.h"
 #include "lib/proto.h"
 #include "lib/run.h"
+#include "lib/sig.h"
 
 enum serve_event {
 	EV_FRAME = 1,   /* a frame is ready in s->dec */
@@ -119,7 +120,7 @@ static int serve_next(struct serve *s)
 			return serve_fail(s, "poll: %s", strerror(errno));
 		}
 		if (pfd[1].revents) {
-			s->signo = run_signals_drain(s->sig_fd);
+			s->signo = sig_drain(s->sig_fd);
 			if (s->signo)
 				return EV_SIGNAL;
 		}
@@ -190,7 +191,7 @@ static void serve_job_pid(void *ctx, pid_t pid)
 /*
  * The runner saw the pool speak or a signal arrive while a job runs.
  * Anything but a CANCEL of this job ends the job; what ends the worker is
- * left in s->why / s->signo for worker_main().
+ * left in s->why / s->signo for serve_main().
  */
 static int serve_watch(void *ctx, int fd)
 {
@@ -198,7 +199,7 @@ static int serve_watch(void *ctx, int fd)
 	int r;
 
 	if (fd == s->sig_fd) {
-		s->signo = run_signals_drain(fd);
+		s->signo = sig_drain(fd);
 		return s->signo ? RUN_ABANDON : RUN_CONTINUE;
 	}
 	r = serve_read(s);
@@ -207,7 +208,7 @@ static int serve_watch(void *ctx, int fd)
 	if (r == EV_EOF || r == EV_ERROR)
 		return RUN_ABANDON;
 	if (s->dec.id == PROTO_ID_SHUTDOWN)
-		return RUN_ABANDON; /* dec stays ready: worker_main sees it */
+		return RUN_ABANDON; /* dec stays ready: serve_main sees it */
 	if (serve_ignorable(s)) {
 		frame_next(&s->dec);
 		return RUN_CONTINUE;
@@ -271,7 +272,7 @@ static int serve_job(struct serve *s)
 	 * next job may use (sccache): it stays, unless `daemons: kill`, until
 	 * this worker ends, which ends everything.
 	 */
-	run_reap_strays(kill_daemons || !session ? NULL : serve_daemon, &session);
+	sig_reap_strays(kill_daemons || !session ? NULL : serve_daemon, &session);
 	if (r == RUN_DONE) {
 		res.worker = s->index;
 		res.attempts = 1;
@@ -329,7 +330,7 @@ static int serve_frame(struct serve *s)
 			  s->dec.id, type);
 }
 
-int worker_main(int in_fd, int out_fd, int index, int started_after_ms, int board_fd)
+int serve_main(int in_fd, int out_fd, int index, int started_after_ms, int board_fd)
 {
 	static const int sigs[] = { SIGTERM, SIGINT, SIGHUP, SIGQUIT, 0 };
 	struct serve s;
@@ -347,11 +348,11 @@ int worker_main(int in_fd, int out_fd, int index, int started_after_ms, int boar
 	/*
 	 * Processes a job moves out of its process group (timeout(1),
 	 * setsid) become our children when their parent exits, instead of
-	 * init's, so run_reap_strays() can end them.
+	 * init's, so sig_reap_strays() can end them.
 	 */
 	prctl(PR_SET_CHILD_SUBREAPER, 1);
 	diag_set_worker(index);
-	s.sig_fd = run_signals_open(sigs);
+	s.sig_fd = sig_open(sigs);
 	if (s.sig_fd < 0) {
 		diag_warn("pipe:");
 		return 1;
@@ -366,10 +367,10 @@ int worker_main(int in_fd, int out_fd, int index, int started_after_ms, int boar
 		serve_send_error(&s);
 	if (r == EV_SIGNAL && s.signo != SIGTERM)
 		diag_warn("%s", strsignal(s.signo));
-	run_reap_strays(NULL, NULL);
+	sig_reap_strays(NULL, NULL);
 	launch_release();
 	frame_decoder_release(&s.dec);
-	run_signals_close(s.sig_fd);
+	sig_close(s.sig_fd);
 	if (r == EV_SIGNAL)
 		return 128 + s.signo;
 	return r == EV_ERROR || r == EV_PEER ? 1 : 0;

@@ -30,6 +30,7 @@
 #include "pool/pool.h"
 #include "lib/proto.h"
 #include "lib/run.h"
+#include "lib/sig.h"
 
 extern char **environ;
 
@@ -118,7 +119,7 @@ static void sup_reap(void *ctx, pid_t pid)
 
 	while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
 		;
-	run_reap_strays(sup_spare, ctx);
+	sig_reap_strays(sup_spare, ctx);
 }
 
 static void sup_log(void *ctx, const char *msg)
@@ -343,7 +344,7 @@ static void sup_loop(struct sup *s)
 			break;
 		}
 		if (fds[0].revents) {
-			int sig = run_signals_drain(s->sig_fd);
+			int sig = sig_drain(s->sig_fd);
 
 			if (sig && sig != SIGCHLD) {
 				s->done = 1;
@@ -386,14 +387,14 @@ int supervise_main(int in_fd, int out_fd, int nworkers, const char *worker_exe,
 						  : started_after_ms;
 	s.exe = worker_exe;
 	frame_decoder_init(&s.dec);
-	s.sig_fd = run_signals_open(sigs);
+	s.sig_fd = sig_open(sigs);
 	s.pool = pool_new(s.nworkers, &ops, &s);
 	if (s.sig_fd < 0 || !s.pool) {
 		diag_warn("cannot set up:");
 		if (s.pool)
 			pool_destroy(s.pool, 0);
 		if (s.sig_fd >= 0)
-			run_signals_close(s.sig_fd);
+			sig_close(s.sig_fd);
 		return 1;
 	}
 	fcntl(in_fd, F_SETFL, fcntl(in_fd, F_GETFL) | O_NONBLOCK);
@@ -413,6 +414,6 @@ int supervise_main(int in_fd, int out_fd, int nworkers, const char *worker_exe,
 	pool_destroy(s.pool, SUP_GRACE_MS);
 	frame_decoder_release(&s.dec);
 	frame_outq_release(&s.upq);
-	run_signals_close(s.sig_fd);
+	sig_close(s.sig_fd);
 	return s.status;
 }
