@@ -15,28 +15,41 @@
 #include "lib/collectmsg.h"
 #include "frames.h"
 
+/* A decoder's reason, fresh for each call: nothing is carried over. */
+static struct buf why_buf;
+
+static struct buf *fresh_why(void)
+{
+	buf_reset(&why_buf);
+	return &why_buf;
+}
+
+static const char *why_text(void)
+{
+	return why_buf.len ? (const char *)why_buf.data : NULL;
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 static void fuzz_payload(const unsigned char *p, size_t n)
 {
 	struct collect_msg c;
 	struct step_msg s;
-	const char *why = NULL, *text;
+	const char *text;
 	int len;
 
-	if (msg_get_collect(p, n, &c, &why) == 0) {
+	if (msg_get_collect(p, n, &c, fresh_why()) == 0) {
 		/* what the plugin looks a wait up by is as documented */
 		if (c.wait <= 0 || strlen(c.cookie) != COLLECT_COOKIE_HEX)
 			abort();
-	} else if (!why) {
+	} else if (!why_text()) {
 		abort();
 	}
-	why = NULL;
-	if (msg_get_step(p, n, &s, &why) == 0) {
+	if (msg_get_step(p, n, &s, fresh_why()) == 0) {
 		if (!s.name || !s.command || !s.res.out.data || !s.res.err.data)
 			abort();
 		step_msg_release(&s);
-	} else if (!why || s.name || s.command || s.res.out.data) {
+	} else if (!why_text() || s.name || s.command || s.res.out.data) {
 		abort();
 	}
 	if (msg_get_text(p, n, MSG_ERROR, &text, &len) == 0 && (len < 0 || (size_t)len >= n))

@@ -234,7 +234,6 @@ int cache_entry_decode(const void *p, size_t n, const struct buf *key, int64_t *
 	uint64_t sum;
 	int32_t status;
 	int verdict;
-	const char *why;
 
 	if (n < sizeof cache_magic + sizeof sum || memcmp(p, cache_magic, sizeof cache_magic))
 		return -1;
@@ -254,7 +253,7 @@ int cache_entry_decode(const void *p, size_t n, const struct buf *key, int64_t *
 	if (r.failed || r.left || !cache_cacheable(status, 0))
 		return -1;
 	/* only a pure answer is ever kept (readset.h) */
-	if (readset_decode(rs, rslen, &verdict, &why) < 0 || verdict != RS_PURE)
+	if (readset_decode(rs, rslen, &verdict, NULL) < 0 || verdict != RS_PURE)
 		return -1;
 	if (key && (klen != key->len || memcmp(k, key->data, klen)))
 		return -1;

@@ -4,12 +4,7 @@
 #include <string.h>
 
 #include "lib/collectmsg.h"
-
-static int collectmsg_fail(const char **why, const char *reason)
-{
-	*why = reason;
-	return -1;
-}
+#include "lib/err.h"
 
 static int collectmsg_hex(const char *s, size_t n)
 {
@@ -24,14 +19,14 @@ void msg_put_collect(struct buf *out, const struct collect_msg *m)
 	put_str(out, m->cookie);
 }
 
-int msg_get_collect(const void *p, size_t n, struct collect_msg *m, const char **why)
+int msg_get_collect(const void *p, size_t n, struct collect_msg *m, struct buf *err)
 {
 	struct reader r;
 	char *cookie;
 
 	memset(m, 0, sizeof *m);
 	if (msg_type(p, n) != MSG_COLLECT)
-		return collectmsg_fail(why, "COLLECT: wrong message type");
+		return err_fail(err, "COLLECT: wrong message type");
 	reader_init(&r, p, n);
 	get_u8(&r);
 	m->version = get_u32(&r);
@@ -40,17 +35,17 @@ int msg_get_collect(const void *p, size_t n, struct collect_msg *m, const char *
 	if (r.failed || !cookie) {
 		free(cookie);
 		memset(m, 0, sizeof *m);
-		return collectmsg_fail(why, "COLLECT: message too short or malformed field");
+		return err_fail(err, "COLLECT: message too short or malformed field");
 	}
 	if (r.left) {
 		free(cookie);
 		memset(m, 0, sizeof *m);
-		return collectmsg_fail(why, "COLLECT: trailing bytes after the message");
+		return err_fail(err, "COLLECT: trailing bytes after the message");
 	}
 	if (m->wait <= 0 || !collectmsg_hex(cookie, COLLECT_COOKIE_HEX)) {
 		free(cookie);
 		memset(m, 0, sizeof *m);
-		return collectmsg_fail(why, "COLLECT: not a wait number and cookie");
+		return err_fail(err, "COLLECT: not a wait number and cookie");
 	}
 	memcpy(m->cookie, cookie, COLLECT_COOKIE_HEX + 1);
 	free(cookie);
@@ -70,7 +65,7 @@ void msg_put_step(struct buf *out, const char *name, const char *command,
 	buf_release(&r);
 }
 
-int msg_get_step(const void *p, size_t n, struct step_msg *m, const char **why)
+int msg_get_step(const void *p, size_t n, struct step_msg *m, struct buf *err)
 {
 	struct reader r;
 	const void *res;
@@ -78,7 +73,7 @@ int msg_get_step(const void *p, size_t n, struct step_msg *m, const char **why)
 
 	memset(m, 0, sizeof *m);
 	if (msg_type(p, n) != MSG_STEP)
-		return collectmsg_fail(why, "STEP: wrong message type");
+		return err_fail(err, "STEP: wrong message type");
 	reader_init(&r, p, n);
 	get_u8(&r);
 	m->name = get_str(&r);
@@ -86,13 +81,13 @@ int msg_get_step(const void *p, size_t n, struct step_msg *m, const char **why)
 	res = get_bytes(&r, &len);
 	if (r.failed || !m->name || !m->command) {
 		step_msg_release(m);
-		return collectmsg_fail(why, "STEP: message too short or malformed field");
+		return err_fail(err, "STEP: message too short or malformed field");
 	}
 	if (r.left) {
 		step_msg_release(m);
-		return collectmsg_fail(why, "STEP: trailing bytes after the message");
+		return err_fail(err, "STEP: trailing bytes after the message");
 	}
-	if (msg_get_result(res, len, &m->res, why) < 0) {
+	if (msg_get_result(res, len, &m->res, err) < 0) {
 		step_msg_release(m);
 		return -1;
 	}

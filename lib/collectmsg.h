@@ -46,12 +46,12 @@ struct step_msg {
 };
 
 void msg_put_collect(struct buf *out, const struct collect_msg *m);
-/* 0, or -1 with *why (static text). */
-int msg_get_collect(const void *p, size_t n, struct collect_msg *m, const char **why);
+/* 0, or -1 with one reason appended to err (err.h). */
+int msg_get_collect(const void *p, size_t n, struct collect_msg *m, struct buf *err);
 void msg_put_step(struct buf *out, const char *name, const char *command,
 		  const struct result_msg *res);
-/* 0 (release with step_msg_release), or -1 with *why and *m empty. */
-int msg_get_step(const void *p, size_t n, struct step_msg *m, const char **why);
+/* 0 (release with step_msg_release), or -1 with err and *m empty. */
+int msg_get_step(const void *p, size_t n, struct step_msg *m, struct buf *err);
 void step_msg_release(struct step_msg *m);
 
 /*

@@ -8,6 +8,7 @@
  * side by side; splitting by message would hide the shared primitives.
  */
 #include "lib/proto.h"
+#include "lib/err.h"
 #include "lib/readset.h"
 
 #include <stdlib.h>
@@ -225,13 +226,6 @@ int msg_type(const void *payload, size_t len)
 	return *(const unsigned char *)payload;
 }
 
-static int msg_fail(const char **why, const char *reason)
-{
-	if (why)
-		*why = reason;
-	return -1;
-}
-
 /*
  * Common epilogue of every decoder: a short field or bytes left over mean
  * the peer and we disagree about the layout, which is fatal.
@@ -254,14 +248,14 @@ void msg_put_hello(struct buf *out, const struct hello_msg *m)
 	put_u32(out, (uint32_t)m->pid);
 }
 
-int msg_get_hello(const void *p, size_t n, struct hello_msg *m, const char **why)
+int msg_get_hello(const void *p, size_t n, struct hello_msg *m, struct buf *err)
 {
 	struct reader r;
 	const char *bad;
 
 	memset(m, 0, sizeof *m);
 	if (msg_type(p, n) != MSG_HELLO)
-		return msg_fail(why, "HELLO: wrong message type");
+		return err_fail(err, "HELLO: wrong message type");
 	reader_init(&r, p, n);
 	get_u8(&r);
 	m->version = get_u32(&r);
@@ -271,7 +265,7 @@ int msg_get_hello(const void *p, size_t n, struct hello_msg *m, const char **why
 			 "HELLO: trailing bytes after the message");
 	if (bad) {
 		memset(m, 0, sizeof *m);
-		return msg_fail(why, bad);
+		return err_fail(err, "%s", bad);
 	}
 	return 0;
 }
@@ -282,14 +276,14 @@ void msg_put_workers(struct buf *out, uint32_t workers)
 	put_u32(out, workers);
 }
 
-int msg_get_workers(const void *p, size_t n, uint32_t *workers, const char **why)
+int msg_get_workers(const void *p, size_t n, uint32_t *workers, struct buf *err)
 {
 	struct reader r;
 	const char *bad;
 
 	*workers = 0;
 	if (msg_type(p, n) != MSG_WORKERS)
-		return msg_fail(why, "WORKERS: wrong message type");
+		return err_fail(err, "WORKERS: wrong message type");
 	reader_init(&r, p, n);
 	get_u8(&r);
 	*workers = get_u32(&r);
@@ -299,7 +293,7 @@ int msg_get_workers(const void *p, size_t n, uint32_t *workers, const char **why
 		bad = "WORKERS: workers out of range";
 	if (bad) {
 		*workers = 0;
-		return msg_fail(why, bad);
+		return err_fail(err, "%s", bad);
 	}
 	return 0;
 }
@@ -372,7 +366,7 @@ static const char *job_check(struct reader *r, const struct job_msg *m,
 	return NULL;
 }
 
-int msg_get_job(const void *p, size_t n, struct job_msg *m, const char **why)
+int msg_get_job(const void *p, size_t n, struct job_msg *m, struct buf *err)
 {
 	struct reader r;
 	const void *input;
@@ -381,7 +375,7 @@ int msg_get_job(const void *p, size_t n, struct job_msg *m, const char **why)
 
 	memset(m, 0, sizeof *m);
 	if (msg_type(p, n) != MSG_JOB)
-		return msg_fail(why, "JOB: wrong message type");
+		return err_fail(err, "JOB: wrong message type");
 	reader_init(&r, p, n);
 	get_u8(&r);
 	m->shell = get_str(&r);
@@ -402,13 +396,13 @@ int msg_get_job(const void *p, size_t n, struct job_msg *m, const char **why)
 	bad = job_check(&r, m, has_input);
 	if (bad) {
 		job_msg_release(m);
-		return msg_fail(why, bad);
+		return err_fail(err, "%s", bad);
 	}
 	if (has_input) {
 		m->input = malloc(m->input_len ? m->input_len : 1);
 		if (!m->input) {
 			job_msg_release(m);
-			return msg_fail(why, "JOB: out of memory");
+			return err_fail(err, "JOB: out of memory");
 		}
 		if (m->input_len)
 			memcpy(m->input, input, m->input_len);
@@ -438,14 +432,14 @@ void msg_put_started(struct buf *out, const struct started_msg *m)
 	put_u32(out, m->running);
 }
 
-int msg_get_started(const void *p, size_t n, struct started_msg *m, const char **why)
+int msg_get_started(const void *p, size_t n, struct started_msg *m, struct buf *err)
 {
 	struct reader r;
 	const char *bad;
 
 	memset(m, 0, sizeof *m);
 	if (msg_type(p, n) != MSG_STARTED)
-		return msg_fail(why, "STARTED: wrong message type");
+		return err_fail(err, "STARTED: wrong message type");
 	reader_init(&r, p, n);
 	get_u8(&r);
 	m->pid = (int32_t)get_u32(&r);
@@ -458,7 +452,7 @@ int msg_get_started(const void *p, size_t n, struct started_msg *m, const char *
 		bad = "STARTED: pid is not positive";
 	if (bad) {
 		memset(m, 0, sizeof *m);
-		return msg_fail(why, bad);
+		return err_fail(err, "%s", bad);
 	}
 	return 0;
 }
@@ -531,9 +525,9 @@ static const char *result_order_check(const unsigned char *o, size_t n, size_t o
 
 /* Decode all but the two streams, which are left pointing into p. */
 static int result_parse(const void *p, size_t n, struct result_msg *m, const void **out,
-			size_t *out_len, const void **err, size_t *err_len,
+			size_t *out_len, const void **errs, size_t *errs_len,
 			const void **ord, size_t *ord_len, const void **rs, size_t *rs_len,
-			const char **why)
+			struct buf *err)
 {
 	struct reader r;
 	const char *bad;
@@ -541,13 +535,13 @@ static int result_parse(const void *p, size_t n, struct result_msg *m, const voi
 
 	memset(m, 0, sizeof *m);
 	if (msg_type(p, n) != MSG_RESULT)
-		return msg_fail(why, "RESULT: wrong message type");
+		return err_fail(err, "RESULT: wrong message type");
 	reader_init(&r, p, n);
 	get_u8(&r);
 	m->status = (int32_t)get_u32(&r);
 	m->flags = get_u32(&r);
 	*out = get_bytes(&r, out_len);
-	*err = get_bytes(&r, err_len);
+	*errs = get_bytes(&r, errs_len);
 	m->start_ns = get_i64(&r);
 	m->end_ns = get_i64(&r);
 	m->utime_us = get_i64(&r);
@@ -563,27 +557,27 @@ static int result_parse(const void *p, size_t n, struct result_msg *m, const voi
 	if (!bad && (m->flags & ~(uint32_t)RES_KNOWN_FLAGS))
 		bad = "RESULT: unknown flag bits";
 	if (!bad)
-		bad = result_order_check(*ord, *ord_len, *out_len, *err_len);
-	if (!bad && *rs_len && readset_decode(*rs, *rs_len, &verdict, &bad) < 0)
+		bad = result_order_check(*ord, *ord_len, *out_len, *errs_len);
+	if (!bad && *rs_len && readset_decode(*rs, *rs_len, &verdict, NULL) < 0)
 		bad = "RESULT: a malformed read set";
 	if (bad) {
 		memset(m, 0, sizeof *m);
-		return msg_fail(why, bad);
+		return err_fail(err, "%s", bad);
 	}
 	return 0;
 }
 
-int msg_get_result(const void *p, size_t n, struct result_msg *m, const char **why)
+int msg_get_result(const void *p, size_t n, struct result_msg *m, struct buf *err)
 {
-	const void *out, *err, *ord, *rs;
-	size_t out_len, err_len, ord_len, rs_len;
+	const void *out, *errs, *ord, *rs;
+	size_t out_len, errs_len, ord_len, rs_len;
 
-	if (result_parse(p, n, m, &out, &out_len, &err, &err_len, &ord, &ord_len, &rs, &rs_len,
-			 why) < 0)
+	if (result_parse(p, n, m, &out, &out_len, &errs, &errs_len, &ord, &ord_len, &rs, &rs_len,
+			 err) < 0)
 		return -1;
 	/* Always allocated, so out.data/err.data are usable as C strings. */
 	buf_add(&m->out, out, out_len);
-	buf_add(&m->err, err, err_len);
+	buf_add(&m->err, errs, errs_len);
 	buf_add(&m->order, ord, ord_len);
 	if (rs_len)
 		buf_add(&m->readset, rs, rs_len);
@@ -591,15 +585,15 @@ int msg_get_result(const void *p, size_t n, struct result_msg *m, const char **w
 }
 
 int msg_restamp_result(void *p, size_t n, int32_t worker, uint32_t attempts,
-		       uint32_t running, const char **why)
+		       uint32_t running, struct buf *err)
 {
 	struct result_msg m;
-	const void *out, *err, *ord, *rs;
-	size_t out_len, err_len, ord_len, rs_len;
+	const void *out, *errs, *ord, *rs;
+	size_t out_len, errs_len, ord_len, rs_len;
 	unsigned char *tail;
 
-	if (result_parse(p, n, &m, &out, &out_len, &err, &err_len, &ord, &ord_len, &rs, &rs_len,
-			 why) < 0)
+	if (result_parse(p, n, &m, &out, &out_len, &errs, &errs_len, &ord, &ord_len, &rs, &rs_len,
+			 err) < 0)
 		return -1;
 	/* the last three fields, u32 each, as put_u32() writes them */
 	tail = (unsigned char *)p + n - 12;

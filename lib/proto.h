@@ -190,21 +190,22 @@ void msg_put_workers(struct buf *out, uint32_t workers);
 int msg_type(const void *payload, size_t len);
 /*
  * Decoders fill *m (zero it first is not required) and return 0, or -1 with
- * a one-line reason in *why (static storage) and *m left empty.  The result
- * must be released with the matching *_release even on success only.
+ * one reason appended to err (err.h; NULL: not wanted) and *m left empty.
+ * Only a refusal allocates.  The result must be released with the
+ * matching *_release even on success only.
  */
-int msg_get_hello(const void *p, size_t n, struct hello_msg *m, const char **why);
-int msg_get_job(const void *p, size_t n, struct job_msg *m, const char **why);
-int msg_get_started(const void *p, size_t n, struct started_msg *m, const char **why);
-int msg_get_result(const void *p, size_t n, struct result_msg *m, const char **why);
-int msg_get_workers(const void *p, size_t n, uint32_t *workers, const char **why);
+int msg_get_hello(const void *p, size_t n, struct hello_msg *m, struct buf *err);
+int msg_get_job(const void *p, size_t n, struct job_msg *m, struct buf *err);
+int msg_get_started(const void *p, size_t n, struct started_msg *m, struct buf *err);
+int msg_get_result(const void *p, size_t n, struct result_msg *m, struct buf *err);
+int msg_get_workers(const void *p, size_t n, uint32_t *workers, struct buf *err);
 /*
  * Check a RESULT payload as msg_get_result() does, without copying it, and
  * set its worker, attempts and running fields (its last three) in place:
- * for a pool that passes results on.  0, or -1 with *why.
+ * for a pool that passes results on.  0, or -1 with err.
  */
 int msg_restamp_result(void *p, size_t n, int32_t worker, uint32_t attempts,
-		       uint32_t running, const char **why);
+		       uint32_t running, struct buf *err);
 void job_msg_release(struct job_msg *m);
 void result_msg_release(struct result_msg *m);
 

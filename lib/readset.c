@@ -13,6 +13,7 @@
 #include <sys/utsname.h>
 #include <unistd.h>
 
+#include "lib/err.h"
 #include "lib/proto.h"
 #include "lib/store.h"
 #include "lib/tracelog.h"
@@ -518,21 +519,17 @@ struct rs_entry {
 };
 
 static int rs_get_head(struct reader *r, int *verdict, uint64_t *env, const char **reason,
-		       size_t *rlen, uint32_t *count, const char **why)
+		       size_t *rlen, uint32_t *count, struct buf *err)
 {
-	if (get_u8(r) != RS_MAGIC || r->failed) {
-		*why = "not a read set";
-		return -1;
-	}
+	if (get_u8(r) != RS_MAGIC || r->failed)
+		return err_fail(err, "not a read set");
 	*verdict = get_u8(r);
 	*env = (uint64_t)get_i64(r);
 	*reason = get_bytes(r, rlen);
 	*count = get_u32(r);
 	if (r->failed || *verdict > RS_OPAQUE || *count > RS_MAX_ENTRIES ||
-	    (*verdict != RS_PURE && *count)) {
-		*why = "a malformed read set";
-		return -1;
-	}
+	    (*verdict != RS_PURE && *count))
+		return err_fail(err, "a malformed read set");
 	return 0;
 }
 
@@ -558,7 +555,7 @@ static int rs_get_entry(struct reader *r, struct rs_entry *e)
 	return 0;
 }
 
-int readset_decode(const void *p, size_t n, int *verdict, const char **why)
+int readset_decode(const void *p, size_t n, int *verdict, struct buf *err)
 {
 	struct reader r;
 	const char *reason;
@@ -568,18 +565,13 @@ int readset_decode(const void *p, size_t n, int *verdict, const char **why)
 	uint64_t env;
 
 	reader_init(&r, p, n);
-	if (rs_get_head(&r, verdict, &env, &reason, &rlen, &count, why) < 0)
+	if (rs_get_head(&r, verdict, &env, &reason, &rlen, &count, err) < 0)
 		return -1;
-	for (uint32_t i = 0; i < count; i++) {
-		if (rs_get_entry(&r, &e) < 0) {
-			*why = "a malformed read set entry";
-			return -1;
-		}
-	}
-	if (r.left) {
-		*why = "trailing bytes after a read set";
-		return -1;
-	}
+	for (uint32_t i = 0; i < count; i++)
+		if (rs_get_entry(&r, &e) < 0)
+			return err_fail(err, "a malformed read set entry");
+	if (r.left)
+		return err_fail(err, "trailing bytes after a read set");
 	return 0;
 }
 
@@ -654,15 +646,14 @@ static int rs_holds(const struct rs_entry *e)
 int readset_verdict(const void *p, size_t n)
 {
 	int verdict;
-	const char *why;
 
-	return readset_decode(p, n, &verdict, &why) < 0 ? RS_OPAQUE : verdict;
+	return readset_decode(p, n, &verdict, NULL) < 0 ? RS_OPAQUE : verdict;
 }
 
-int readset_check(const void *p, size_t n, uint64_t env, struct buf *why)
+int readset_check(const void *p, size_t n, uint64_t env, struct buf *err)
 {
 	struct reader r;
-	const char *reason, *bad;
+	const char *reason;
 	size_t rlen;
 	uint32_t count;
 	int verdict;
@@ -670,31 +661,31 @@ int readset_check(const void *p, size_t n, uint64_t env, struct buf *why)
 	struct rs_entry e;
 
 	reader_init(&r, p, n);
-	if (rs_get_head(&r, &verdict, &was, &reason, &rlen, &count, &bad) < 0) {
-		buf_addstr(why, bad);
+	if (rs_get_head(&r, &verdict, &was, &reason, &rlen, &count, err) < 0)
 		return RS_OPAQUE;
-	}
 	if (verdict != RS_PURE) {
-		buf_add(why, reason, rlen);
+		/* the stored reason: bytes, though readset_opaque() writes text */
+		if (err)
+			buf_add(err, reason, rlen);
 		return verdict;
 	}
 	if (was != env) {
-		buf_addstr(why, "another environment");
+		err_fail(err, "another environment");
 		return RS_OPAQUE;
 	}
 	for (uint32_t i = 0; i < count; i++) {
 		if (rs_get_entry(&r, &e) < 0) {
-			buf_addstr(why, "a malformed read set entry");
+			err_fail(err, "a malformed read set entry");
 			return RS_OPAQUE;
 		}
 		if (!rs_holds(&e)) {
-			buf_addf(why, "%s changed: %.*s", e.type == TL_VALUE ? "an input" : "a path",
+			err_fail(err, "%s changed: %.*s", e.type == TL_VALUE ? "an input" : "a path",
 				 (int)(e.plen > 200 ? 200 : e.plen), e.path);
 			return RS_OPAQUE;
 		}
 	}
 	if (r.left) {
-		buf_addstr(why, "trailing bytes after a read set");
+		err_fail(err, "trailing bytes after a read set");
 		return RS_OPAQUE;
 	}
 	return RS_PURE;

@@ -4,6 +4,7 @@
 
 #include "lib/proto.h"
 #include "lib/readset.h"
+#include "lib/err.h"
 #include "lib/record.h"
 #include "lib/store.h"
 
@@ -91,7 +92,7 @@ void record_free(struct record_entry *e, size_t count)
 }
 
 int record_decode(const void *p, size_t n, const char *key, struct record_entry **ents,
-		  size_t *count, const char **why)
+		  size_t *count, struct buf *err)
 {
 	struct reader r;
 	uint64_t sum;
@@ -102,31 +103,27 @@ int record_decode(const void *p, size_t n, const char *key, struct record_entry 
 	*ents = NULL;
 	*count = 0;
 	if (n < sizeof record_magic + sizeof sum || memcmp(p, record_magic, sizeof record_magic)) {
-		*why = "not a record";
-		return -1;
+		return err_fail(err, "not a record");
 	}
 	n -= sizeof sum;
 	memcpy(&sum, (const unsigned char *)p + n, sizeof sum);
 	if (store_hash(p, n, STORE_HASH_INIT) != sum) {
-		*why = "checksum mismatch (truncated or corrupt)";
-		return -1;
+		return err_fail(err, "checksum mismatch (truncated or corrupt)");
 	}
 	reader_init(&r, (const unsigned char *)p + sizeof record_magic, n - sizeof record_magic);
 	if (get_u32(&r) != RECORD_VERSION || r.failed) {
-		*why = "another version";
-		return -1;
+		return err_fail(err, "another version");
 	}
 	k = get_str(&r);
 	if (!k || (key && strcmp(k, key))) {
-		*why = k ? "recorded for another key" : "malformed key";
+		err_fail(err, "%s", k ? "recorded for another key" : "malformed key");
 		free(k);
 		return -1;
 	}
 	free(k);
 	cnt = get_u32(&r);
 	if (r.failed || cnt > RECORD_MAX_ENTRIES) {
-		*why = "malformed count";
-		return -1;
+		return err_fail(err, "malformed count");
 	}
 	v = calloc(cnt ? cnt : 1, sizeof *v);
 	if (!v)
@@ -137,15 +134,13 @@ int record_decode(const void *p, size_t n, const char *key, struct record_entry 
 		const void *env = get_bytes(&r, &elen);
 		struct cmdid id;
 		int verdict;
-		const char *bad;
 		char **ev = NULL;
 
 		if (!b || !rs || !env || r.failed || cmdid_get(b, len, &id) < 0 ||
-		    readset_decode(rs, rlen, &verdict, &bad) < 0 ||
+		    readset_decode(rs, rlen, &verdict, NULL) < 0 ||
 		    !(ev = record_env_get(env, elen))) {
 			record_free(v, i);
-			*why = "malformed entry";
-			return -1;
+			return err_fail(err, "malformed entry");
 		}
 		strv_free(ev);
 		cmdid_release(&id);
@@ -155,8 +150,7 @@ int record_decode(const void *p, size_t n, const char *key, struct record_entry 
 	}
 	if (r.left) {
 		record_free(v, cnt);
-		*why = "trailing bytes";
-		return -1;
+		return err_fail(err, "trailing bytes");
 	}
 	*ents = v;
 	*count = cnt;

@@ -61,10 +61,10 @@ void record_encode(struct buf *out, const char *key, const struct record_entry *
  * Decode a record.  With key != NULL, a record for another key is
  * refused.  On success *ents is a malloc'd array of *count entries (each a
  * well-formed cmdid, read set and environment; free with record_free) and 0 is
- * returned; otherwise -1 with a one-line reason in *why (static storage).
+ * returned; otherwise -1 with one reason appended to err (err.h).
  */
 int record_decode(const void *p, size_t n, const char *key, struct record_entry **ents,
-		  size_t *count, const char **why);
+		  size_t *count, struct buf *err);
 void record_free(struct record_entry *ents, size_t count);
 
 #endif

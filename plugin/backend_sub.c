@@ -119,10 +119,9 @@ static void sub_fail_all(struct sub *s, const char *why)
 static int64_t sub_timed_out(const struct inflight *f)
 {
 	struct job_msg m;
-	const char *why;
 	int64_t timeout, ran_ms;
 
-	if (!f->started_ns || msg_get_job(f->job.data, f->job.len, &m, &why) < 0)
+	if (!f->started_ns || msg_get_job(f->job.data, f->job.len, &m, NULL) < 0)
 		return 0;
 	timeout = m.timeout_ms;
 	job_msg_release(&m);
@@ -288,15 +287,16 @@ static int sub_frame(struct sub *s)
 	size_t n = s->dec.payload.len;
 	int64_t id = s->dec.id;
 	const char *why = NULL, *text;
+	struct buf err = BUF_INIT;
 	int type = msg_type(p, n), len;
 
 	if (id == PROTO_ID_SHUTDOWN)
 		return -1;
 	if (type == MSG_HELLO && id == PROTO_ID_CONTROL) {
 		struct hello_msg h;
-		if (msg_get_hello(p, n, &h, &why) < 0 || h.version != PROTO_VERSION) {
+		if (msg_get_hello(p, n, &h, NULL) < 0 || h.version != PROTO_VERSION) {
 			engine_log("pool supervisor speaks protocol %u, not %d",
-				   why ? 0 : h.version, PROTO_VERSION);
+				   h.version, PROTO_VERSION);
 			return -1;
 		}
 		s->ready = 1;
@@ -308,7 +308,7 @@ static int sub_frame(struct sub *s)
 	}
 	if (type == MSG_STARTED && id > 0) {
 		struct started_msg m;
-		if (msg_get_started(p, n, &m, &why) < 0)
+		if (msg_get_started(p, n, &m, &err) < 0)
 			goto bad;
 		for (int i = 0; i < s->nfl; i++)
 			if (s->fl[i].id == id && !s->fl[i].started_ns)
@@ -318,7 +318,7 @@ static int sub_frame(struct sub *s)
 	}
 	if (type == MSG_RESULT && id > 0) {
 		struct result_msg r;
-		if (msg_get_result(p, n, &r, &why) < 0)
+		if (msg_get_result(p, n, &r, &err) < 0)
 			goto bad;
 		s->deaths = 0;
 		sub_done(s, id);
@@ -330,7 +330,9 @@ static int sub_frame(struct sub *s)
 		return 0;
 	why = "unexpected message";
 bad:
-	engine_log("bad frame from the pool supervisor (job %lld): %s", (long long)id, why);
+	engine_log("bad frame from the pool supervisor (job %lld): %s", (long long)id,
+		   why ? why : (char *)err.data);
+	buf_release(&err);
 	return -1;
 }
 

@@ -167,12 +167,9 @@ static void collect_claim(struct collect_conn *c, const void *p, size_t n)
 	struct collect_msg m;
 	struct collect_wait *w;
 	struct buf why = BUF_INIT;
-	const char *bad;
 
-	if (msg_get_collect(p, n, &m, &bad) < 0) {
-		collect_refuse(c, bad);
-		return;
-	}
+	if (msg_get_collect(p, n, &m, &why) < 0)
+		goto refuse;
 	if (m.version != PROTO_VERSION) {
 		buf_addf(&why, "the collector speaks protocol %" PRIu32 ", this make's plugin %d "
 			 "(two installations mixed?)", m.version, PROTO_VERSION);

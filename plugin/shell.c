@@ -419,7 +419,6 @@ static void shell_speculate(void)
 {
 	struct situation sit;
 	struct buf data = BUF_INIT, why = BUF_INIT;
-	const char *bad;
 	const char *off = getenv("ASYNC_COMPILE_SPECULATE");
 	const struct config *c = funcs_config_at_load();
 	uint64_t env;
@@ -436,8 +435,8 @@ static void shell_speculate(void)
 		shell_debug("no record", &why);
 		goto out;
 	}
-	if (record_decode(data.data, data.len, S.key, &S.prev, &S.nprev, &bad) < 0) {
-		buf_addf(&why, "%s: %s", S.file, bad);
+	buf_addf(&why, "%s: ", S.file);
+	if (record_decode(data.data, data.len, S.key, &S.prev, &S.nprev, &why) < 0) {
 		shell_debug("record ignored", &why);
 		goto out;
 	}

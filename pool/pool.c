@@ -37,6 +37,7 @@
 
 #include "pool/board.h"
 #include "pool/pool_impl.h"
+#include "lib/err.h"
 #include "lib/run.h"
 
 /* A worker must answer HELLO this fast (ASan and loaded machines included). */
@@ -108,16 +109,16 @@ static void pool_start_failed(struct pool *p, const char *why)
 static void pool_start(struct pool *p, struct pworker *w)
 {
 	struct hello_msg hello = { PROTO_VERSION, 0, (int32_t)getpid() };
-	struct buf b = BUF_INIT;
-	char why[200];
+	struct buf b = BUF_INIT, err = BUF_INIT;
 	int to, from;
 	pid_t pid;
 
 	board_set(p->board, w->index, 0);
 	if (p->ops.start(p->ctx, w->index, &to, &from, &pid) < 0) {
-		snprintf(why, sizeof why, "worker %d: %s", w->index, strerror(errno));
-		pool_log(p, "asynccompile: cannot start %s", why);
-		pool_start_failed(p, why);
+		err_fail(&err, "worker %d:", w->index);
+		pool_log(p, "asynccompile: cannot start %s", (char *)err.data);
+		pool_start_failed(p, (char *)err.data);
+		buf_release(&err);
 		return;
 	}
 	fcntl(to, F_SETFL, fcntl(to, F_GETFL) | O_NONBLOCK);
@@ -143,10 +144,9 @@ static void pool_start(struct pool *p, struct pworker *w)
 static int64_t pool_job_timeout(const struct pjob *j)
 {
 	struct job_msg m;
-	const char *why;
 	int64_t t;
 
-	if (msg_get_job(j->payload, j->len, &m, &why) < 0)
+	if (msg_get_job(j->payload, j->len, &m, NULL) < 0)
 		return 0;
 	t = m.timeout_ms;
 	job_msg_release(&m);
@@ -212,14 +212,22 @@ static void pool_kill_job(const struct pool *p, const struct pworker *w, int sig
 /*
  * The worker is gone (EOF) or no longer trusted (`alive`: it broke the
  * protocol or never answered, so it is killed first).  Its job's group is
- * killed, the worker reaped, and the job re-queued or reported.
+ * killed, the worker reaped, and the job re-queued or reported.  fmt
+ * words why, after "worker N (pid P) ".
  */
-static void pool_lose(struct pool *p, struct pworker *w, int alive, const char *why)
+__attribute__((format(printf, 4, 5)))
+static void pool_lose(struct pool *p, struct pworker *w, int alive, const char *fmt, ...)
 {
 	struct pjob *j = w->job;
 	enum wstate was = w->state;
+	struct buf why = BUF_INIT;
+	va_list ap;
 
-	pool_log(p, "asynccompile: worker %d (pid %d) %s", w->index, (int)w->pid, why);
+	va_start(ap, fmt);
+	err_failv(&why, fmt, ap);
+	va_end(ap);
+	pool_log(p, "asynccompile: worker %d (pid %d) %s", w->index, (int)w->pid,
+		 (char *)why.data);
 	if (alive)
 		kill(w->pid, SIGKILL); /* first, or it could start the next job */
 	pool_kill_job(p, w, SIGKILL);
@@ -236,11 +244,12 @@ static void pool_lose(struct pool *p, struct pworker *w, int alive, const char *
 	w->pid = 0;
 	p->st.crashed_workers++;
 	if (was == W_HELLO) {
-		pool_start_failed(p, why);
+		pool_start_failed(p, (char *)why.data);
 	} else if (j) {
 		p->busy--;
 		pool_job_lost(p, w, j);
 	}
+	buf_release(&why);
 }
 
 static void pool_dispatch(struct pool *p)
@@ -296,22 +305,20 @@ static void pool_tick(struct pool *p)
 static void pool_got_hello(struct pool *p, struct pworker *w)
 {
 	struct hello_msg m;
-	const char *why;
-	char msg[200];
+	struct buf err = BUF_INIT;
 
 	if (w->state != W_HELLO) {
 		pool_lose(p, w, 1, "sent HELLO twice");
 		return;
 	}
-	if (msg_get_hello(w->dec.payload.data, w->dec.payload.len, &m, &why) < 0) {
-		snprintf(msg, sizeof msg, "sent a bad HELLO: %s", why);
-		pool_lose(p, w, 1, msg);
+	if (msg_get_hello(w->dec.payload.data, w->dec.payload.len, &m, &err) < 0) {
+		pool_lose(p, w, 1, "sent a bad HELLO: %s", (char *)err.data);
+		buf_release(&err);
 		return;
 	}
 	if (m.version != PROTO_VERSION) {
-		snprintf(msg, sizeof msg, "speaks protocol %" PRIu32 ", not %d",
-			 m.version, PROTO_VERSION);
-		pool_lose(p, w, 1, msg);
+		pool_lose(p, w, 1, "speaks protocol %" PRIu32 ", not %d",
+			  m.version, PROTO_VERSION);
 		return;
 	}
 	w->state = W_IDLE;
@@ -324,22 +331,21 @@ static void pool_got_result(struct pool *p, struct pworker *w)
 	struct result_msg res;
 	struct pjob *j = w->job;
 	struct buf *payload = &w->dec.payload;
-	const char *why;
-	char msg[200];
+	struct buf err = BUF_INIT;
 	int64_t id = j->id;
 	int bad;
 
 	if (p->ops.result_raw) {
 		bad = msg_restamp_result(payload->data, payload->len, w->index,
-					 j->attempts, j->running, &why);
-	} else if (!(bad = msg_get_result(payload->data, payload->len, &res, &why))) {
+					 j->attempts, j->running, &err);
+	} else if (!(bad = msg_get_result(payload->data, payload->len, &res, &err))) {
 		res.worker = w->index;
 		res.attempts = j->attempts;
 		res.running = j->running;
 	}
 	if (bad < 0) {
-		snprintf(msg, sizeof msg, "sent a bad RESULT: %s", why);
-		pool_lose(p, w, 1, msg);
+		pool_lose(p, w, 1, "sent a bad RESULT: %s", (char *)err.data);
+		buf_release(&err);
 		return;
 	}
 	w->job = NULL;
@@ -360,7 +366,6 @@ static void pool_got_frame(struct pool *p, struct pworker *w)
 {
 	struct frame_decoder *d = &w->dec;
 	int type = msg_type(d->payload.data, d->payload.len);
-	char msg[200];
 	const char *text;
 	int len;
 
@@ -370,25 +375,23 @@ static void pool_got_frame(struct pool *p, struct pworker *w)
 	}
 	if (d->id == PROTO_ID_CONTROL &&
 	    !msg_get_text(d->payload.data, d->payload.len, MSG_ERROR, &text, &len)) {
-		snprintf(msg, sizeof msg, "reported an error: %.*s", len, text);
-		pool_lose(p, w, 1, msg);
+		pool_lose(p, w, 1, "reported an error: %.*s", len, text);
 		return;
 	}
 	if (d->id == PROTO_ID_CONTROL && type == MSG_STATS)
 		return;
 	if (w->state != W_BUSY || d->id != w->job->id) {
-		snprintf(msg, sizeof msg, "sent a frame (job %" PRId64 ", type %d) "
-			 "it had no business sending", d->id, type);
-		pool_lose(p, w, 1, msg);
+		pool_lose(p, w, 1, "sent a frame (job %" PRId64 ", type %d) "
+			  "it had no business sending", d->id, type);
 		return;
 	}
 	if (type == MSG_STARTED) {
 		struct started_msg m;
-		const char *why;
+		struct buf err = BUF_INIT;
 
-		if (msg_get_started(d->payload.data, d->payload.len, &m, &why) < 0) {
-			snprintf(msg, sizeof msg, "sent a bad STARTED: %s", why);
-			pool_lose(p, w, 1, msg);
+		if (msg_get_started(d->payload.data, d->payload.len, &m, &err) < 0) {
+			pool_lose(p, w, 1, "sent a bad STARTED: %s", (char *)err.data);
+			buf_release(&err);
 			return;
 		}
 		w->job_pgid = m.pid;
@@ -402,8 +405,7 @@ static void pool_got_frame(struct pool *p, struct pworker *w)
 		pool_got_result(p, w);
 		return;
 	}
-	snprintf(msg, sizeof msg, "sent an unexpected message type %d", type);
-	pool_lose(p, w, 1, msg);
+	pool_lose(p, w, 1, "sent an unexpected message type %d", type);
 }
 
 static void pool_read(struct pool *p, struct pworker *w)
@@ -421,13 +423,10 @@ static void pool_read(struct pool *p, struct pworker *w)
 		if (n < 0 && errno == EAGAIN)
 			return;
 		if (n <= 0) {
-			char msg[200];
-
 			if (frame_eof(&w->dec) < 0)
-				snprintf(msg, sizeof msg, "exited mid-frame (%s)", (char *)w->dec.err.data);
+				pool_lose(p, w, 0, "exited mid-frame (%s)", (char *)w->dec.err.data);
 			else
-				snprintf(msg, sizeof msg, "exited unexpectedly");
-			pool_lose(p, w, 0, msg);
+				pool_lose(p, w, 0, "exited unexpectedly");
 			return;
 		}
 		total += (size_t)n;
@@ -437,11 +436,8 @@ static void pool_read(struct pool *p, struct pworker *w)
 
 			off += used;
 			if (r == FRAME_ERROR) {
-				char msg[200];
-
-				snprintf(msg, sizeof msg, "sent a malformed frame: %s",
-					 (char *)w->dec.err.data);
-				pool_lose(p, w, 1, msg);
+				pool_lose(p, w, 1, "sent a malformed frame: %s",
+					  (char *)w->dec.err.data);
 				return;
 			}
 			if (r == FRAME_READY) {

@@ -19,7 +19,7 @@
 #include <unistd.h>
 
 #include "lib/collectmsg.h"
-#include "lib/diag.h"
+#include "worker/diag.h"
 #include "worker/worker.h"
 
 static void collect_write(int fd, const void *p, size_t n)
@@ -99,7 +99,8 @@ int collect_main(const char *path, const char *arg)
 	frame_decoder_init(&d);
 	for (;;) {
 		struct step_msg st;
-		const char *why, *text;
+		struct buf err = BUF_INIT;
+		const char *text;
 		int r = frame_read_one(fd, &d), len;
 
 		if (r <= 0) {
@@ -131,9 +132,10 @@ int collect_main(const char *path, const char *arg)
 				  len, text);
 			break;
 		}
-		if (d.id != next || msg_get_step(d.payload.data, d.payload.len, &st, &why) < 0) {
+		if (d.id != next || msg_get_step(d.payload.data, d.payload.len, &st, &err) < 0) {
 			diag_warn("--collect: bad message from make: %s", d.id != next
-				  ? "a step out of order" : why);
+				  ? "a step out of order" : (char *)err.data);
+			buf_release(&err);
 			break;
 		}
 		next++;

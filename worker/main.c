@@ -13,7 +13,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#include "lib/diag.h"
+#include "worker/diag.h"
 #include "config/config.h"
 #include "lib/cache.h"
 #include "lib/proto.h"

@@ -9,7 +9,7 @@
  * away (EOF).  Output frames are written blocking: the pool never blocks,
  * and a dead pool gives EPIPE.
  */
-#include "lib/diag.h"
+#include "worker/diag.h"
 #include "worker/worker.h"
 
 #include <errno.h>
@@ -25,6 +25,7 @@
 
 #include "pool/board.h"
 #include "lib/launch.h"
+#include "lib/err.h"
 #include "lib/proto.h"
 #include "lib/run.h"
 #include "lib/sig.h"
@@ -33,7 +34,7 @@ enum serve_event {
 	EV_FRAME = 1,   /* a frame is ready in s->dec */
 	EV_MORE = 0,    /* bytes consumed, no frame yet */
 	EV_EOF = -1,    /* clean EOF between frames */
-	EV_ERROR = -2,  /* protocol error (s->why set) */
+	EV_ERROR = -2,  /* protocol error (s->err set) */
 	EV_SIGNAL = -3, /* fatal signal (s->signo set) */
 	EV_PEER = -4,   /* the peer sent ERROR: fail without answering */
 };
@@ -47,10 +48,12 @@ struct serve {
 	int64_t job_id;   /* job being run, 0 when idle */
 	int signo;
 	int peer_failed;  /* it sent ERROR */
-	char why[200];    /* protocol error text */
+	struct buf err;   /* the protocol error, once there is one */
 };
 
-#define serve_fail(s, ...) diag_why((s)->why, sizeof (s)->why, EV_ERROR, __VA_ARGS__)
+/* The last failure's words are the ones reported (a later one replaces). */
+#define serve_fail(s, ...) \
+	(buf_reset(&(s)->err), err_fail(&(s)->err, __VA_ARGS__), EV_ERROR)
 
 /* One read() of at most what the current frame still needs, then feed it. */
 static int serve_read_once(struct serve *s)
@@ -71,7 +74,7 @@ static int serve_read_once(struct serve *s)
 		if (n < 0 && (errno == EINTR || errno == EAGAIN))
 			return EV_MORE;
 		if (n < 0)
-			return serve_fail(s, "read: %s", strerror(errno));
+			return serve_fail(s, "read:");
 		if (n == 0) {
 			if (frame_eof(&s->dec) < 0)
 				return serve_fail(s, "%s", (char *)s->dec.err.data);
@@ -117,7 +120,7 @@ static int serve_next(struct serve *s)
 		if (poll(pfd, 2, -1) < 0) {
 			if (errno == EINTR)
 				continue;
-			return serve_fail(s, "poll: %s", strerror(errno));
+			return serve_fail(s, "poll:");
 		}
 		if (pfd[1].revents) {
 			s->signo = sig_drain(s->sig_fd);
@@ -143,8 +146,8 @@ static void serve_send_error(struct serve *s)
 {
 	struct buf b = BUF_INIT;
 
-	diag_warn("protocol error: %s", s->why);
-	msg_put_text(&b, MSG_ERROR, s->why);
+	diag_warn("protocol error: %s", (char *)s->err.data);
+	msg_put_text(&b, MSG_ERROR, (char *)s->err.data);
 	serve_send(s, PROTO_ID_CONTROL, &b);
 	buf_release(&b);
 }
@@ -191,7 +194,7 @@ static void serve_job_pid(void *ctx, pid_t pid)
 /*
  * The runner saw the pool speak or a signal arrive while a job runs.
  * Anything but a CANCEL of this job ends the job; what ends the worker is
- * left in s->why / s->signo for serve_main().
+ * left in s->err / s->signo for serve_main().
  */
 static int serve_watch(void *ctx, int fd)
 {
@@ -252,12 +255,12 @@ static int serve_job(struct serve *s)
 	};
 	struct job_msg job;
 	struct result_msg res;
-	struct buf b = BUF_INIT;
-	const char *why;
+	struct buf b = BUF_INIT, err = BUF_INIT;
 	int r;
 
-	if (msg_get_job(s->dec.payload.data, s->dec.payload.len, &job, &why) < 0) {
-		(void)serve_fail(s, "job %" PRId64 ": %s", s->dec.id, why);
+	if (msg_get_job(s->dec.payload.data, s->dec.payload.len, &job, &err) < 0) {
+		(void)serve_fail(s, "job %" PRId64 ": %s", s->dec.id, (char *)err.data);
+		buf_release(&err);
 		return 1;
 	}
 	s->job_id = s->dec.id;
@@ -289,13 +292,12 @@ static int serve_hello(struct serve *s)
 {
 	struct hello_msg peer, me = { PROTO_VERSION, 1, (int32_t)getpid() };
 	struct buf b = BUF_INIT;
-	const char *why;
 	int r = serve_next(s);
 
 	if (r != EV_FRAME)
 		return r;
 	if (s->dec.id != PROTO_ID_CONTROL ||
-	    msg_get_hello(s->dec.payload.data, s->dec.payload.len, &peer, &why) < 0)
+	    msg_get_hello(s->dec.payload.data, s->dec.payload.len, &peer, NULL) < 0)
 		return serve_fail(s, "expected HELLO first");
 	if (peer.version != PROTO_VERSION)
 		return serve_fail(s, "protocol version mismatch: peer speaks %"
@@ -315,7 +317,7 @@ static int serve_frame(struct serve *s)
 		return EV_EOF;
 	if (s->dec.id > 0 && type == MSG_JOB) {
 		if (serve_job(s))
-			return s->why[0] ? EV_ERROR : s->signo ? EV_SIGNAL :
+			return s->err.len ? EV_ERROR : s->signo ? EV_SIGNAL :
 			       s->peer_failed ? EV_PEER : EV_EOF;
 		return EV_MORE;
 	}
@@ -370,6 +372,7 @@ int serve_main(int in_fd, int out_fd, int index, int started_after_ms, int board
 	sig_reap_strays(NULL, NULL);
 	launch_release();
 	frame_decoder_release(&s.dec);
+	buf_release(&s.err);
 	sig_close(s.sig_fd);
 	if (r == EV_SIGNAL)
 		return 128 + s.signo;

@@ -178,7 +178,6 @@ static void hello(int expect_workers)
 	struct hello_msg me = { PROTO_VERSION, 0, (int32_t)getpid() }, peer;
 	struct frame_decoder d;
 	struct buf b = BUF_INIT;
-	const char *why;
 
 	msg_put_hello(&b, &me);
 	send_frame(PROTO_ID_CONTROL, &b);
@@ -187,7 +186,7 @@ static void hello(int expect_workers)
 	if (frame_read_one(from_sup, &d) != 1)
 		die("no HELLO from the supervisor (%s)", (char *)d.err.data);
 	if (d.id != PROTO_ID_CONTROL ||
-	    msg_get_hello(d.payload.data, d.payload.len, &peer, &why) < 0)
+	    msg_get_hello(d.payload.data, d.payload.len, &peer, NULL) < 0)
 		die("first frame is not a HELLO");
 	if (peer.version != PROTO_VERSION || (int)peer.workers != expect_workers ||
 	    peer.pid != sup_pid)
@@ -243,7 +242,7 @@ static const char *flag_names(uint32_t f)
 static void wait_result(int64_t id, struct result_msg *res, int stop_at_started)
 {
 	struct frame_decoder d;
-	const char *why;
+	struct buf why = BUF_INIT; /* filled only before die() */
 
 	frame_decoder_init(&d);
 	for (;;) {
@@ -257,7 +256,7 @@ static void wait_result(int64_t id, struct result_msg *res, int stop_at_started)
 			struct started_msg m;
 
 			if (msg_get_started(d.payload.data, d.payload.len, &m, &why) < 0)
-				die("bad STARTED: %s", why);
+				die("bad STARTED: %s", (char *)why.data);
 			note_pid("job", m.pid);
 			if (stop_at_started)
 				break;
@@ -265,7 +264,7 @@ static void wait_result(int64_t id, struct result_msg *res, int stop_at_started)
 		}
 		if (d.id == id && type == MSG_RESULT) {
 			if (msg_get_result(d.payload.data, d.payload.len, res, &why) < 0)
-				die("bad RESULT: %s", why);
+				die("bad RESULT: %s", (char *)why.data);
 			break;
 		}
 		die("unexpected frame: id %" PRId64 " type %d", d.id, type);
@@ -320,7 +319,7 @@ static int mode_many(long count, const char *cmd)
 	unsigned char *seen = calloc((size_t)count + 1, 1), tmp[65536];
 	long results = 0, bad = 0;
 	int64_t t0 = now_ns(), t1;
-	const char *why;
+	struct buf why = BUF_INIT; /* filled only before die() */
 
 	if (!seen)
 		die("out of memory");
@@ -366,7 +365,7 @@ static int mode_many(long count, const char *cmd)
 				struct result_msg res;
 
 				if (msg_get_result(d.payload.data, d.payload.len, &res, &why) < 0)
-					die("bad RESULT: %s", why);
+					die("bad RESULT: %s", (char *)why.data);
 				if (seen[d.id]++)
 					die("second RESULT for job %" PRId64, d.id);
 				if (res.status != 0 || res.flags) {

@@ -13,6 +13,20 @@
 #include "corpus.h"
 #include "tap.h"
 
+/* A decoder's reason, fresh for each call: nothing is carried over. */
+static struct buf why_buf;
+
+static struct buf *fresh_why(void)
+{
+	buf_reset(&why_buf);
+	return &why_buf;
+}
+
+static const char *why_text(void)
+{
+	return why_buf.len ? (const char *)why_buf.data : NULL;
+}
+
 static const char cookie[] = "0123456789abcdef0123456789abcdef";
 
 static void put_collect(struct buf *b, int64_t wait, const char *ck)
@@ -27,26 +41,25 @@ static void test_collect(void)
 {
 	struct buf b = BUF_INIT;
 	struct collect_msg m;
-	const char *why = NULL;
 
 	put_collect(&b, 7, cookie);
-	ok(msg_get_collect(b.data, b.len, &m, &why) == 0, "COLLECT round trip");
+	ok(msg_get_collect(b.data, b.len, &m, fresh_why()) == 0, "COLLECT round trip");
 	is_int(m.wait, 7, "COLLECT: the wait");
 	is_string(m.cookie, cookie, "COLLECT: the cookie");
 	is_int(m.version, PROTO_VERSION, "COLLECT: the version");
-	ok(msg_get_collect(b.data, b.len - 1, &m, &why) < 0 && why, "COLLECT: truncated is refused");
+	ok(msg_get_collect(b.data, b.len - 1, &m, fresh_why()) < 0 && why_text(), "COLLECT: truncated is refused");
 	buf_addch(&b, 0);
-	ok(msg_get_collect(b.data, b.len, &m, &why) < 0 && strstr(why, "trailing"),
+	ok(msg_get_collect(b.data, b.len, &m, fresh_why()) < 0 && strstr(why_text(), "trailing"),
 	   "COLLECT: trailing bytes are refused");
 	buf_reset(&b);
 	put_collect(&b, 0, cookie);
-	ok(msg_get_collect(b.data, b.len, &m, &why) < 0, "COLLECT: wait 0 is refused");
+	ok(msg_get_collect(b.data, b.len, &m, fresh_why()) < 0, "COLLECT: wait 0 is refused");
 	buf_reset(&b);
 	put_collect(&b, 3, "0123456789ABCDEF0123456789ABCDEF");
-	ok(msg_get_collect(b.data, b.len, &m, &why) < 0, "COLLECT: a cookie not in lower-case hex is refused");
+	ok(msg_get_collect(b.data, b.len, &m, fresh_why()) < 0, "COLLECT: a cookie not in lower-case hex is refused");
 	buf_reset(&b);
 	put_collect(&b, 3, "0123");
-	ok(msg_get_collect(b.data, b.len, &m, &why) < 0, "COLLECT: a short cookie is refused");
+	ok(msg_get_collect(b.data, b.len, &m, fresh_why()) < 0, "COLLECT: a short cookie is refused");
 	buf_release(&b);
 }
 
@@ -55,7 +68,6 @@ static void test_step(void)
 	struct result_msg r;
 	struct step_msg s;
 	struct buf b = BUF_INIT;
-	const char *why = NULL;
 
 	memset(&r, 0, sizeof r);
 	r.status = 3;
@@ -64,18 +76,18 @@ static void test_step(void)
 	result_order_add(&r.order, RES_ERR, 3);
 	result_order_add(&r.order, RES_OUT, 3);
 	msg_put_step(&b, "n.o", "cc -c n.c", &r);
-	ok(msg_get_step(b.data, b.len, &s, &why) == 0, "STEP round trip");
+	ok(msg_get_step(b.data, b.len, &s, fresh_why()) == 0, "STEP round trip");
 	is_string(s.name, "n.o", "STEP: the name");
 	is_string(s.command, "cc -c n.c", "STEP: the command");
 	is_int(s.res.status, 3, "STEP: the status");
 	is_string((char *)s.res.out.data, "out", "STEP: stdout");
 	step_msg_release(&s);
-	ok(msg_get_step(b.data, b.len - 1, &s, &why) < 0 && !s.name, "STEP: truncated is refused");
+	ok(msg_get_step(b.data, b.len - 1, &s, fresh_why()) < 0 && !s.name, "STEP: truncated is refused");
 	/* a RESULT whose order claims more than its output */
 	buf_reset(&b);
 	result_order_add(&r.order, RES_OUT, 10);
 	msg_put_step(&b, "n.o", "cc", &r);
-	ok(msg_get_step(b.data, b.len, &s, &why) < 0 && strstr(why, "order"),
+	ok(msg_get_step(b.data, b.len, &s, fresh_why()) < 0 && strstr(why_text(), "order"),
 	   "STEP: a RESULT the plugin could not have sent is refused");
 	result_msg_release(&r);
 	buf_release(&b);
@@ -170,5 +182,6 @@ int main(int argc, char **argv)
 	test_step();
 	test_arg();
 	test_emit();
+	buf_release(&why_buf);
 	return done_testing();
 }

@@ -20,6 +20,20 @@
 #include "corpus.h"
 #include "tap.h"
 
+/* A decoder's reason, fresh for each call: nothing is carried over. */
+static struct buf why_buf;
+
+static struct buf *fresh_why(void)
+{
+	buf_reset(&why_buf);
+	return &why_buf;
+}
+
+static const char *why_text(void)
+{
+	return why_buf.len ? (const char *)why_buf.data : NULL;
+}
+
 /* ---- helpers ---- */
 
 static void put_header(struct buf *b, int64_t id, int64_t len)
@@ -196,26 +210,25 @@ static void test_hello_started(void)
 	struct buf b = BUF_INIT;
 	struct hello_msg h = { PROTO_VERSION, 8, 12345 }, h2;
 	struct started_msg s = { 4242, 7, 3 }, s2;
-	const char *why = NULL;
 
 	msg_put_hello(&b, &h);
 	ok(msg_type(b.data, b.len) == MSG_HELLO, "HELLO payload starts with its type");
-	ok(msg_get_hello(b.data, b.len, &h2, &why) == 0 &&
+	ok(msg_get_hello(b.data, b.len, &h2, fresh_why()) == 0 &&
 	   h2.version == PROTO_VERSION && h2.workers == 8 && h2.pid == 12345,
 	   "HELLO round-trips");
-	ok(msg_get_hello(b.data, b.len - 1, &h2, &why) < 0 &&
-	   has(why, "too short") && h2.version == 0, "short HELLO fails, *m left empty");
+	ok(msg_get_hello(b.data, b.len - 1, &h2, fresh_why()) < 0 &&
+	   has(why_text(), "too short") && h2.version == 0, "short HELLO fails, *m left empty");
 	buf_addch(&b, 0);
-	ok(msg_get_hello(b.data, b.len, &h2, &why) < 0 && has(why, "trailing"),
+	ok(msg_get_hello(b.data, b.len, &h2, fresh_why()) < 0 && has(why_text(), "trailing"),
 	   "HELLO with a trailing byte fails");
-	ok(msg_get_started(b.data, b.len, &s2, &why) < 0 && has(why, "wrong message type"),
+	ok(msg_get_started(b.data, b.len, &s2, fresh_why()) < 0 && has(why_text(), "wrong message type"),
 	   "HELLO is not a STARTED");
 
 	buf_reset(&b);
 	msg_put_started(&b, &s);
-	ok(msg_get_started(b.data, b.len, &s2, &why) == 0 &&
+	ok(msg_get_started(b.data, b.len, &s2, fresh_why()) == 0 &&
 	   s2.pid == 4242 && s2.worker == 7 && s2.running == 3, "STARTED round-trips");
-	ok(msg_get_started(b.data, 5, &s2, &why) < 0 && has(why, "too short"),
+	ok(msg_get_started(b.data, 5, &s2, fresh_why()) < 0 && has(why_text(), "too short"),
 	   "short STARTED fails");
 
 	uint32_t w = 7;
@@ -223,33 +236,33 @@ static void test_hello_started(void)
 	buf_reset(&b);
 	msg_put_workers(&b, 12);
 	ok(msg_type(b.data, b.len) == MSG_WORKERS && b.len == 5 &&
-	   msg_get_workers(b.data, b.len, &w, &why) == 0 && w == 12, "WORKERS round-trips");
-	ok(msg_get_workers(b.data, b.len - 1, &w, &why) < 0 && has(why, "too short") && w == 0,
+	   msg_get_workers(b.data, b.len, &w, fresh_why()) == 0 && w == 12, "WORKERS round-trips");
+	ok(msg_get_workers(b.data, b.len - 1, &w, fresh_why()) < 0 && has(why_text(), "too short") && w == 0,
 	   "short WORKERS fails, count left 0");
 	buf_addch(&b, 0);
-	ok(msg_get_workers(b.data, b.len, &w, &why) < 0 && has(why, "trailing"),
+	ok(msg_get_workers(b.data, b.len, &w, fresh_why()) < 0 && has(why_text(), "trailing"),
 	   "WORKERS with a trailing byte fails");
 	buf_reset(&b);
 	msg_put_workers(&b, 0);
-	ok(msg_get_workers(b.data, b.len, &w, &why) < 0 && has(why, "out of range"),
+	ok(msg_get_workers(b.data, b.len, &w, fresh_why()) < 0 && has(why_text(), "out of range"),
 	   "WORKERS 0 is out of range");
 	buf_reset(&b);
 	msg_put_workers(&b, PROTO_MAX_WORKERS + 1);
-	ok(msg_get_workers(b.data, b.len, &w, &why) < 0 && has(why, "out of range"),
+	ok(msg_get_workers(b.data, b.len, &w, fresh_why()) < 0 && has(why_text(), "out of range"),
 	   "WORKERS above PROTO_MAX_WORKERS is out of range");
 	buf_reset(&b);
 	msg_put_hello(&b, &h);
-	ok(msg_get_workers(b.data, b.len, &w, &why) < 0 && has(why, "wrong message type"),
+	ok(msg_get_workers(b.data, b.len, &w, fresh_why()) < 0 && has(why_text(), "wrong message type"),
 	   "HELLO is not a WORKERS");
 	buf_reset(&b);
 	s.pid = 0;
 	msg_put_started(&b, &s);
-	ok(msg_get_started(b.data, b.len, &s2, &why) < 0 && has(why, "pid"),
+	ok(msg_get_started(b.data, b.len, &s2, fresh_why()) < 0 && has(why_text(), "pid"),
 	   "STARTED with pid 0 fails (would signal our own group)");
 	buf_reset(&b);
 	s.pid = -1;
 	msg_put_started(&b, &s);
-	ok(msg_get_started(b.data, b.len, &s2, &why) < 0, "STARTED with pid -1 fails");
+	ok(msg_get_started(b.data, b.len, &s2, fresh_why()) < 0, "STARTED with pid -1 fails");
 	buf_release(&b);
 }
 
@@ -259,12 +272,11 @@ static void test_job(void)
 	char *env[] = { "CC=gcc", "EMPTY=", "WEIRD==x\n", NULL };
 	struct job_msg j, g;
 	struct buf b = BUF_INIT;
-	const char *why = NULL;
 	size_t full;
 
 	sample_job(&j, flags, env);
 	msg_put_job(&b, &j);
-	ok(msg_get_job(b.data, b.len, &g, &why) == 0, "JOB decodes");
+	ok(msg_get_job(b.data, b.len, &g, fresh_why()) == 0, "JOB decodes");
 	ok(g.shell && !strcmp(g.shell, j.shell) && !strcmp(g.command, j.command) &&
 	   g.cwd && !strcmp(g.cwd, ""), "JOB strings round-trip (empty cwd stays \"\")");
 	ok(strv_eq(g.shellflags, flags) && strv_eq(g.env, env), "JOB vectors round-trip");
@@ -285,14 +297,14 @@ static void test_job(void)
 		j.fds = fds;
 		buf_reset(&b);
 		msg_put_job(&b, &j);
-		ok(msg_get_job(b.data, b.len, &g, &why) == 0 && strv_eq(g.fds, fds),
+		ok(msg_get_job(b.data, b.len, &g, fresh_why()) == 0 && strv_eq(g.fds, fds),
 		   "JOB descriptor entries round-trip");
 		job_msg_release(&g);
 		for (size_t k = 0; k < sizeof bad / sizeof *bad; k++) {
 			j.fds = bad[k];
 			buf_reset(&b);
 			msg_put_job(&b, &j);
-			ok(msg_get_job(b.data, b.len, &g, &why) < 0 && has(why, "descriptor entry"),
+			ok(msg_get_job(b.data, b.len, &g, fresh_why()) < 0 && has(why_text(), "descriptor entry"),
 			   "JOB descriptor entry %s is refused", bad[k][0]);
 		}
 		j.fds = NULL;
@@ -308,20 +320,20 @@ static void test_job(void)
 		j.env_full = 1;
 		buf_reset(&b);
 		msg_put_job(&b, &j);
-		ok(msg_get_job(b.data, b.len, &g, &why) == 0 && g.tracer &&
+		ok(msg_get_job(b.data, b.len, &g, fresh_why()) == 0 && g.tracer &&
 		   !strcmp(g.tracer, j.tracer) && g.env_full == 1 && strv_eq(g.env, whole),
 		   "JOB tracer and whole environment round-trip");
 		job_msg_release(&g);
 		j.tracer = "relative.so";
 		buf_reset(&b);
 		msg_put_job(&b, &j);
-		ok(msg_get_job(b.data, b.len, &g, &why) < 0 && has(why, "tracer"),
+		ok(msg_get_job(b.data, b.len, &g, fresh_why()) < 0 && has(why_text(), "tracer"),
 		   "JOB with a relative tracer path is refused");
 		j.tracer = NULL;
 		j.env_full = 2;
 		buf_reset(&b);
 		msg_put_job(&b, &j);
-		ok(msg_get_job(b.data, b.len, &g, &why) < 0 && has(why, "env_full"),
+		ok(msg_get_job(b.data, b.len, &g, fresh_why()) < 0 && has(why_text(), "env_full"),
 		   "JOB env_full other than 0 or 1 is refused");
 		j.env_full = 0;
 		j.env = NULL;
@@ -335,13 +347,13 @@ static void test_job(void)
 		int all = 1;
 
 		for (size_t n = 0; n < full; n++) {
-			if (msg_get_job(b.data, n, &g, &why) == 0 || g.shell || g.env)
+			if (msg_get_job(b.data, n, &g, fresh_why()) == 0 || g.shell || g.env)
 				all = 0;
 		}
 		ok(all, "every truncation of a JOB fails and leaves *m empty");
 	}
 	buf_addch(&b, 'x');
-	ok(msg_get_job(b.data, b.len, &g, &why) < 0 && has(why, "trailing"),
+	ok(msg_get_job(b.data, b.len, &g, fresh_why()) < 0 && has(why_text(), "trailing"),
 	   "JOB with trailing bytes fails");
 
 	/* No input, empty vectors. */
@@ -350,7 +362,7 @@ static void test_job(void)
 	j.has_input = 0;
 	buf_reset(&b);
 	msg_put_job(&b, &j);
-	ok(msg_get_job(b.data, b.len, &g, &why) == 0 && g.shellflags && !g.shellflags[0] &&
+	ok(msg_get_job(b.data, b.len, &g, fresh_why()) == 0 && g.shellflags && !g.shellflags[0] &&
 	   g.env && !g.env[0] && !g.has_input && !g.input && g.input_len == 0,
 	   "JOB without input or flags decodes to empty vectors, NULL input");
 	job_msg_release(&g);
@@ -360,7 +372,7 @@ static void test_job(void)
 	j.input_len = 0;
 	buf_reset(&b);
 	msg_put_job(&b, &j);
-	ok(msg_get_job(b.data, b.len, &g, &why) == 0 && g.has_input && g.input &&
+	ok(msg_get_job(b.data, b.len, &g, fresh_why()) == 0 && g.has_input && g.input &&
 	   g.input_len == 0, "JOB with empty stdin keeps has_input");
 	job_msg_release(&g);
 
@@ -371,9 +383,9 @@ static void test_job(void)
 		bad.field = value; \
 		buf_reset(&b); \
 		msg_put_job(&b, &bad); \
-		rc = msg_get_job(b.data, b.len, &g, &why); \
-		ok(rc < 0 && !g.shell && !g.env && has(why, what), \
-		   "JOB with " #field " = " #value " fails: %s", why); \
+		rc = msg_get_job(b.data, b.len, &g, fresh_why()); \
+		ok(rc < 0 && !g.shell && !g.env && has(why_text(), what), \
+		   "JOB with " #field " = " #value " fails: %s", why_text()); \
 	} while (0)
 	BAD_JOB(shell, NULL, "shell");
 	BAD_JOB(command, NULL, "command");
@@ -396,10 +408,10 @@ static void test_job(void)
 		size_t off = 1 + 8 + strlen(j.shell) + 4 + 8 + strlen(j.command) + 8 + 4;
 
 		b.data[off] = 2;
-		ok(msg_get_job(b.data, b.len, &g, &why) < 0 && has(why, "has_input"),
+		ok(msg_get_job(b.data, b.len, &g, fresh_why()) < 0 && has(why_text(), "has_input"),
 		   "JOB with has_input 2 fails");
 		b.data[off] = 0;
-		ok(msg_get_job(b.data, b.len, &g, &why) == 0, "(and 0 at that offset decodes)");
+		ok(msg_get_job(b.data, b.len, &g, fresh_why()) == 0, "(and 0 at that offset decodes)");
 		job_msg_release(&g);
 	}
 	buf_release(&b);
@@ -409,7 +421,6 @@ static void test_result(void)
 {
 	struct result_msg m, g;
 	struct buf b = BUF_INIT;
-	const char *why = NULL;
 	size_t big = (size_t)1 << 20;
 
 	memset(&m, 0, sizeof m);
@@ -428,7 +439,7 @@ static void test_result(void)
 	m.attempts = 2;
 	m.running = 5;
 	msg_put_result(&b, &m);
-	ok(msg_get_result(b.data, b.len, &g, &why) == 0, "1 MiB RESULT decodes");
+	ok(msg_get_result(b.data, b.len, &g, fresh_why()) == 0, "1 MiB RESULT decodes");
 	ok(g.out.len == big && !memcmp(g.out.data, m.out.data, big),
 	   "RESULT binary stdout round-trips");
 	ok(g.err.len == 0 && g.err.data && g.err.data[0] == 0,
@@ -440,23 +451,23 @@ static void test_result(void)
 	result_msg_release(&g);
 	ok(!g.out.data && !g.err.data, "result_msg_release leaves the message empty");
 
-	ok(msg_restamp_result(b.data, b.len, 4, 3, 2, &why) == 0 &&
-	   msg_get_result(b.data, b.len, &g, &why) == 0 &&
+	ok(msg_restamp_result(b.data, b.len, 4, 3, 2, fresh_why()) == 0 &&
+	   msg_get_result(b.data, b.len, &g, fresh_why()) == 0 &&
 	   g.worker == 4 && g.attempts == 3 && g.running == 2 && g.status == -1 &&
 	   g.flags == m.flags && g.start_ns == INT64_MAX && g.end_ns == -3 &&
 	   g.utime_us == 1 && g.stime_us == 2 && g.maxrss_kb == 3 && g.err.len == 0 &&
 	   g.out.len == big && !memcmp(g.out.data, m.out.data, big),
 	   "msg_restamp_result sets worker, attempts and running in place, nothing else");
 	result_msg_release(&g);
-	ok(msg_restamp_result(b.data, b.len - 1, 4, 3, 2, &why) < 0 && has(why, "too short"),
+	ok(msg_restamp_result(b.data, b.len - 1, 4, 3, 2, fresh_why()) < 0 && has(why_text(), "too short"),
 	   "msg_restamp_result rejects what msg_get_result rejects");
 
-	ok(msg_get_result(b.data, b.len - 1, &g, &why) < 0 && has(why, "too short") &&
+	ok(msg_get_result(b.data, b.len - 1, &g, fresh_why()) < 0 && has(why_text(), "too short") &&
 	   !g.out.data, "RESULT missing its last byte fails");
-	ok(msg_get_result(b.data, 20, &g, &why) < 0 && !g.out.data,
+	ok(msg_get_result(b.data, 20, &g, fresh_why()) < 0 && !g.out.data,
 	   "RESULT cut inside stdout fails");
 	buf_addch(&b, 0);
-	ok(msg_get_result(b.data, b.len, &g, &why) < 0 && has(why, "trailing"),
+	ok(msg_get_result(b.data, b.len, &g, fresh_why()) < 0 && has(why_text(), "trailing"),
 	   "RESULT with trailing bytes fails");
 
 	buf_reset(&b);
@@ -465,12 +476,12 @@ static void test_result(void)
 	buf_add(&m.err, "\0\x01", 2);
 	m.flags = 1u << 20;
 	msg_put_result(&b, &m);
-	ok(msg_get_result(b.data, b.len, &g, &why) < 0 && has(why, "flag"),
+	ok(msg_get_result(b.data, b.len, &g, fresh_why()) < 0 && has(why_text(), "flag"),
 	   "RESULT with unknown flag bits fails");
 	buf_reset(&b);
 	m.flags = RES_CRASHED | RES_SPAWN_FAILED | RES_CANCELLED;
 	msg_put_result(&b, &m);
-	ok(msg_get_result(b.data, b.len, &g, &why) == 0 && g.err.len == 6 &&
+	ok(msg_get_result(b.data, b.len, &g, fresh_why()) == 0 && g.err.len == 6 &&
 	   !memcmp(g.err.data, "line\0\x01", 6) && g.out.len == 0,
 	   "RESULT with NULs in stderr and empty stdout round-trips");
 	result_msg_release(&g);
@@ -484,7 +495,7 @@ static void test_result(void)
 	result_order_add(&m.order, RES_OUT, 2);
 	ok(m.order.len == 15, "result_order_add merges a run with the one before it");
 	msg_put_result(&b, &m);
-	ok(msg_get_result(b.data, b.len, &g, &why) == 0 && g.order.len == 15 &&
+	ok(msg_get_result(b.data, b.len, &g, fresh_why()) == 0 && g.order.len == 15 &&
 	   !memcmp(g.order.data, m.order.data, 15), "RESULT order round-trips");
 	result_msg_release(&g);
 	{
@@ -501,7 +512,7 @@ static void test_result(void)
 			t.order.data[bad[k].at] = bad[k].v;
 			buf_reset(&b);
 			msg_put_result(&b, &t);
-			ok(msg_get_result(b.data, b.len, &g, &why) < 0 && has(why, bad[k].what),
+			ok(msg_get_result(b.data, b.len, &g, fresh_why()) < 0 && has(why_text(), bad[k].what),
 			   "RESULT order: %s is refused", bad[k].what);
 			result_msg_release(&t);
 		}
@@ -511,7 +522,7 @@ static void test_result(void)
 		buf_add(&t.order, m.order.data, 4);
 		buf_reset(&b);
 		msg_put_result(&b, &t);
-		ok(msg_get_result(b.data, b.len, &g, &why) < 0 && has(why, "whole number"),
+		ok(msg_get_result(b.data, b.len, &g, fresh_why()) < 0 && has(why_text(), "whole number"),
 		   "RESULT order: a cut run is refused");
 		result_msg_release(&t);
 	}
@@ -519,13 +530,13 @@ static void test_result(void)
 	readset_opaque(&m.readset, "wrote /x");
 	buf_reset(&b);
 	msg_put_result(&b, &m);
-	ok(msg_get_result(b.data, b.len, &g, &why) == 0 && g.readset.len == m.readset.len &&
+	ok(msg_get_result(b.data, b.len, &g, fresh_why()) == 0 && g.readset.len == m.readset.len &&
 	   !memcmp(g.readset.data, m.readset.data, m.readset.len), "RESULT read set round-trips");
 	result_msg_release(&g);
 	m.readset.data[0] ^= 0xff;
 	buf_reset(&b);
 	msg_put_result(&b, &m);
-	ok(msg_get_result(b.data, b.len, &g, &why) < 0 && has(why, "read set"),
+	ok(msg_get_result(b.data, b.len, &g, fresh_why()) < 0 && has(why_text(), "read set"),
 	   "RESULT with a malformed read set is refused");
 	result_msg_release(&m);
 	buf_release(&b);
@@ -534,7 +545,6 @@ static void test_result(void)
 static void test_msg_type(void)
 {
 	unsigned char unknown[] = { 99, 0, 0, 0, 0 };
-	const char *why = NULL;
 	struct hello_msg h;
 	struct job_msg j;
 	struct started_msg s;
@@ -543,17 +553,17 @@ static void test_msg_type(void)
 
 	ok(msg_type("", 0) == -1, "empty payload has no type");
 	ok(msg_type(unknown, 1) == 99, "msg_type reports the raw type byte");
-	ok(msg_get_hello(unknown, sizeof unknown, &h, &why) < 0 &&
-	   msg_get_job(unknown, sizeof unknown, &j, &why) < 0 &&
-	   msg_get_started(unknown, sizeof unknown, &s, &why) < 0 &&
-	   msg_get_result(unknown, sizeof unknown, &r, &why) < 0 &&
-	   msg_get_workers(unknown, sizeof unknown, &w, &why) < 0 &&
-	   has(why, "wrong message type"), "unknown type is rejected by every decoder");
-	ok(msg_get_hello("", 0, &h, &why) < 0 && msg_get_job("", 0, &j, &why) < 0 &&
-	   msg_get_started("", 0, &s, &why) < 0 && msg_get_result("", 0, &r, &why) < 0 &&
-	   msg_get_workers("", 0, &w, &why) < 0,
+	ok(msg_get_hello(unknown, sizeof unknown, &h, fresh_why()) < 0 &&
+	   msg_get_job(unknown, sizeof unknown, &j, fresh_why()) < 0 &&
+	   msg_get_started(unknown, sizeof unknown, &s, fresh_why()) < 0 &&
+	   msg_get_result(unknown, sizeof unknown, &r, fresh_why()) < 0 &&
+	   msg_get_workers(unknown, sizeof unknown, &w, fresh_why()) < 0 &&
+	   has(why_text(), "wrong message type"), "unknown type is rejected by every decoder");
+	ok(msg_get_hello("", 0, &h, fresh_why()) < 0 && msg_get_job("", 0, &j, fresh_why()) < 0 &&
+	   msg_get_started("", 0, &s, fresh_why()) < 0 && msg_get_result("", 0, &r, fresh_why()) < 0 &&
+	   msg_get_workers("", 0, &w, fresh_why()) < 0,
 	   "empty payload is rejected by every decoder");
-	ok(msg_get_hello(unknown, sizeof unknown, &h, NULL) < 0, "why may be NULL");
+	ok(msg_get_hello(unknown, sizeof unknown, &h, NULL) < 0, "why_text() may be NULL");
 }
 
 /* ---- frame decoder ---- */
@@ -941,5 +951,6 @@ int main(int argc, char **argv)
 	test_pipe_big();
 	test_flush();
 	test_clock();
+	buf_release(&why_buf);
 	return done_testing();
 }

@@ -16,13 +16,4 @@
 void diag_set_worker(int index);
 void diag_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
-/*
- * Write a failure's text into a caller's fixed buffer (a decoder's `err`,
- * a connection's `why`) for whoever reports it later, and return `ret`,
- * so a module's fail macro is one line: the text is never empty.  This
- * one prints nothing, and so also serves code inside make (frame.c).
- */
-int diag_why(char *dst, size_t size, int ret, const char *fmt, ...)
-	__attribute__((format(printf, 4, 5)));
-
 #endif
