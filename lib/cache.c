@@ -273,25 +273,25 @@ static void cache_name(char name[24], const struct buf *key)
 		 (unsigned long long)store_hash(key->data, key->len, STORE_HASH_INIT));
 }
 
-int cache_open(int store, struct buf *why)
+int cache_open(int store, struct buf *err)
 {
-	return store_subdir(store, "cache", why);
+	return store_subdir(store, "cache", err);
 }
 
 int cache_get(int dir, const struct buf *key, int64_t max_age_ms, uint64_t env,
-	      struct cache_answer *a, struct buf *why_not)
+	      struct cache_answer *a, struct buf *err)
 {
 	char name[24];
-	struct buf data = BUF_INIT, why = BUF_INIT;
+	struct buf data = BUF_INIT;
 	int64_t created, now = (int64_t)time(NULL);
 	int hit = 0;
 
 	cache_name(name, key);
-	if (store_read(dir, name, &data, &why) == 0 &&
+	if (store_read(dir, name, &data, NULL) == 0 && /* no entry: a miss, not news */
 	    cache_entry_decode(data.data, data.len, key, &created, a) == 0) {
 		/* a clock set back must not make an entry immortal */
 		if (created <= now && (now - created) * 1000 <= max_age_ms &&
-		    readset_check(a->readset.data, a->readset.len, env, why_not) == RS_PURE) {
+		    readset_check(a->readset.data, a->readset.len, env, err) == RS_PURE) {
 			hit = 1;
 			utimensat(dir, name, NULL, 0); /* recently used */
 		} else {
@@ -299,20 +299,19 @@ int cache_get(int dir, const struct buf *key, int64_t max_age_ms, uint64_t env,
 		}
 	}
 	buf_release(&data);
-	buf_release(&why);
 	return hit;
 }
 
 int cache_put(int dir, const struct buf *key, int32_t status, const struct buf *out,
-	      const struct buf *err, const struct buf *rs, struct buf *why)
+	      const struct buf *errout, const struct buf *rs, struct buf *err)
 {
 	char name[24];
 	struct buf e = BUF_INIT;
 	int r;
 
 	cache_name(name, key);
-	cache_entry_encode(&e, key, (int64_t)time(NULL), status, out, err, rs);
-	r = store_write(dir, name, e.data, e.len, why);
+	cache_entry_encode(&e, key, (int64_t)time(NULL), status, out, errout, rs);
+	r = store_write(dir, name, e.data, e.len, err);
 	buf_release(&e);
 	return r;
 }

@@ -403,6 +403,7 @@ int run_job(const struct job_msg *job, const struct run_hooks *hooks,
 {
 	struct run_state st;
 	struct launch l;
+	struct buf err = BUF_INIT;
 	size_t cap = job->max_output > 0 ? (size_t)job->max_output
 					 : (size_t)PROTO_MAX_OUTPUT;
 
@@ -421,7 +422,10 @@ int run_job(const struct job_msg *job, const struct run_hooks *hooks,
 	st.out.cap = st.err.cap = cap;
 	res->start_ns = proto_now_ns();
 	run_job_pid(hooks, BOARD_STARTING);
-	if (launch_start(job, st.callers_group, &l, &res->err) < 0) {
+	if (launch_start(job, st.callers_group, &l, &err) < 0) {
+		/* the command's stderr is where its user looks */
+		buf_addf(&res->err, "asynccompile: %s\n", (char *)err.data);
+		buf_release(&err);
 		run_job_pid(hooks, 0);
 		res->status = STATUS_CANNOT_RUN;
 		res->flags = RES_SPAWN_FAILED;
