@@ -13,6 +13,7 @@
 #include <strings.h>
 #include <unistd.h>
 
+#include "lib/err.h"
 #include "lib/proto.h"
 
 /* ---- memory ---- */
@@ -42,13 +43,15 @@ void *cfg_calloc(size_t n, size_t size)
 
 int cfg_fail(struct cfg_ctx *x, const yaml_mark_t *m, const char *fmt, ...)
 {
-	char msg[1024];
+	struct buf msg = BUF_INIT;
 	va_list ap;
 
 	va_start(ap, fmt);
-	vsnprintf(msg, sizeof(msg), fmt, ap);
+	buf_vaddf(&msg, fmt, ap);
 	va_end(ap);
-	buf_addf(x->err, "%s:%zu:%zu: %s", x->name, m->line + 1, m->column + 1, msg);
+	err_fail(x->err, "%s:%zu:%zu: %s", x->name, m->line + 1, m->column + 1,
+		 msg.len ? (char *)msg.data : "");
+	buf_release(&msg);
 	return -1;
 }
 
