@@ -24,7 +24,7 @@ static void fuzz_one(const uint8_t *p, size_t n)
 	struct buf again = BUF_INIT;
 	size_t count;
 	struct buf why = BUF_INIT;
-	struct reader r;
+	struct wire_reader r;
 	char *key;
 
 	if (record_decode(p, n, NULL, &ids, &count, &why) < 0) {
@@ -39,8 +39,8 @@ static void fuzz_one(const uint8_t *p, size_t n)
 			abort(); /* decode promised well-formed entries */
 		cmdid_release(&id);
 	}
-	reader_init(&r, p + 8 + 4, n - 8 - 4);
-	key = get_str(&r);
+	wire_reader_init(&r, p + 8 + 4, n - 8 - 4);
+	key = wire_get_str(&r);
 	if (!key)
 		abort();
 	record_encode(&again, key, ids, count);

@@ -13,25 +13,25 @@ static int collectmsg_hex(const char *s, size_t n)
 
 void msg_put_collect(struct buf *out, const struct collect_msg *m)
 {
-	put_u8(out, MSG_COLLECT);
-	put_u32(out, m->version);
-	put_i64(out, m->wait);
-	put_str(out, m->cookie);
+	wire_put_u8(out, MSG_COLLECT);
+	wire_put_u32(out, m->version);
+	wire_put_i64(out, m->wait);
+	wire_put_str(out, m->cookie);
 }
 
 int msg_get_collect(const void *p, size_t n, struct collect_msg *m, struct buf *err)
 {
-	struct reader r;
+	struct wire_reader r;
 	char *cookie;
 
 	memset(m, 0, sizeof *m);
 	if (msg_type(p, n) != MSG_COLLECT)
 		return err_fail(err, "COLLECT: wrong message type");
-	reader_init(&r, p, n);
-	get_u8(&r);
-	m->version = get_u32(&r);
-	m->wait = get_i64(&r);
-	cookie = get_str(&r);
+	wire_reader_init(&r, p, n);
+	wire_get_u8(&r);
+	m->version = wire_get_u32(&r);
+	m->wait = wire_get_i64(&r);
+	cookie = wire_get_str(&r);
 	if (r.failed || !cookie) {
 		free(cookie);
 		memset(m, 0, sizeof *m);
@@ -57,28 +57,28 @@ void msg_put_step(struct buf *out, const char *name, const char *command,
 {
 	struct buf r = BUF_INIT;
 
-	put_u8(out, MSG_STEP);
-	put_str(out, name);
-	put_str(out, command);
+	wire_put_u8(out, MSG_STEP);
+	wire_put_str(out, name);
+	wire_put_str(out, command);
 	msg_put_result(&r, res);
-	put_bytes(out, r.data, r.len);
+	wire_put_bytes(out, r.data, r.len);
 	buf_release(&r);
 }
 
 int msg_get_step(const void *p, size_t n, struct step_msg *m, struct buf *err)
 {
-	struct reader r;
+	struct wire_reader r;
 	const void *res;
 	size_t len = 0;
 
 	memset(m, 0, sizeof *m);
 	if (msg_type(p, n) != MSG_STEP)
 		return err_fail(err, "STEP: wrong message type");
-	reader_init(&r, p, n);
-	get_u8(&r);
-	m->name = get_str(&r);
-	m->command = get_str(&r);
-	res = get_bytes(&r, &len);
+	wire_reader_init(&r, p, n);
+	wire_get_u8(&r);
+	m->name = wire_get_str(&r);
+	m->command = wire_get_str(&r);
+	res = wire_get_bytes(&r, &len);
 	if (r.failed || !m->name || !m->command) {
 		step_msg_release(m);
 		return err_fail(err, "STEP: message too short or malformed field");

@@ -1,11 +1,8 @@
 /*
- * proto.c - field primitives and the message encoders/decoders.
+ * proto.c - the message encoders and decoders, one of each per message
+ * in PROTOCOL.md's order, so the spec and the code read side by side.
  * PROTOCOL.md is the normative wire description; proto.h the C manual.
- * Framing (header, decoder, output) is in frame.c.
- *
- * Just over 600 lines because it holds one encoder and one decoder per
- * message, in PROTOCOL.md's order, so the spec and the code can be read
- * side by side; splitting by message would hide the shared primitives.
+ * The fields they are made of are wire.c's; framing is frame.c's.
  */
 #include "lib/proto.h"
 #include "lib/err.h"
@@ -15,187 +12,9 @@
 #include <string.h>
 #include <time.h>
 
-/* A NULL string on the wire: a length no real payload can have. */
-#define STR_NULL UINT64_MAX
-/* Cap on strings in one vector; far beyond any argv or environment. */
-#define STRV_MAX ((uint32_t)1 << 20)
-
-/* ---- field primitives ---- */
-
-void put_u8(struct buf *b, uint8_t v)
-{
-	buf_add(b, &v, sizeof v);
-}
-
-void put_u32(struct buf *b, uint32_t v)
-{
-	buf_add(b, &v, sizeof v);
-}
-
-void put_i64(struct buf *b, int64_t v)
-{
-	buf_add(b, &v, sizeof v);
-}
-
-static void put_u64(struct buf *b, uint64_t v)
-{
-	buf_add(b, &v, sizeof v);
-}
-
-void put_bytes(struct buf *b, const void *p, size_t n)
-{
-	put_u64(b, n);
-	if (n)
-		buf_add(b, p, n);
-}
-
-void put_str(struct buf *b, const char *s)
-{
-	if (!s) {
-		put_u64(b, STR_NULL);
-		return;
-	}
-	put_bytes(b, s, strlen(s));
-}
-
-void put_strv(struct buf *b, char *const *v)
-{
-	uint32_t n = 0;
-
-	while (v && v[n])
-		n++;
-	put_u32(b, n);
-	for (uint32_t i = 0; i < n; i++)
-		put_str(b, v[i]);
-}
-
-void reader_init(struct reader *r, const void *p, size_t n)
-{
-	r->p = p;
-	r->left = n;
-	r->failed = 0;
-}
-
-static int reader_take(struct reader *r, void *out, size_t n)
-{
-	if (r->failed || r->left < n) {
-		r->failed = 1;
-		memset(out, 0, n);
-		return -1;
-	}
-	memcpy(out, r->p, n);
-	r->p += n;
-	r->left -= n;
-	return 0;
-}
-
-uint8_t get_u8(struct reader *r)
-{
-	uint8_t v;
-
-	reader_take(r, &v, sizeof v);
-	return v;
-}
-
-uint32_t get_u32(struct reader *r)
-{
-	uint32_t v;
-
-	reader_take(r, &v, sizeof v);
-	return v;
-}
-
-int64_t get_i64(struct reader *r)
-{
-	int64_t v;
-
-	reader_take(r, &v, sizeof v);
-	return v;
-}
-
-static uint64_t get_u64(struct reader *r)
-{
-	uint64_t v;
-
-	reader_take(r, &v, sizeof v);
-	return v;
-}
-
-const void *get_bytes(struct reader *r, size_t *n)
-{
-	uint64_t len = get_u64(r);
-	const void *p;
-
-	*n = 0;
-	if (r->failed)
-		return NULL;
-	if (len > r->left) {
-		r->failed = 1;
-		return NULL;
-	}
-	p = r->p;
-	r->p += len;
-	r->left -= len;
-	*n = (size_t)len;
-	return p;
-}
-
-char *get_str(struct reader *r)
-{
-	uint64_t len = get_u64(r);
-	char *s;
-
-	if (r->failed || len == STR_NULL)
-		return NULL;
-	/* An embedded NUL would silently shorten the string: reject it. */
-	if (len > r->left || memchr(r->p, 0, (size_t)len)) {
-		r->failed = 1;
-		return NULL;
-	}
-	s = malloc((size_t)len + 1);
-	if (!s) {
-		r->failed = 1;
-		return NULL;
-	}
-	memcpy(s, r->p, (size_t)len);
-	s[len] = 0;
-	r->p += len;
-	r->left -= len;
-	return s;
-}
-
-char **get_strv(struct reader *r)
-{
-	uint32_t n = get_u32(r);
-	char **v;
-
-	if (r->failed)
-		return NULL;
-	/* Each string costs at least its 8-byte length on the wire. */
-	if (n > STRV_MAX || n > r->left / 8) {
-		r->failed = 1;
-		return NULL;
-	}
-	v = calloc((size_t)n + 1, sizeof *v);
-	if (!v) {
-		r->failed = 1;
-		return NULL;
-	}
-	for (uint32_t i = 0; i < n; i++) {
-		v[i] = get_str(r);
-		if (!v[i]) {
-			/* NULL cannot live inside a NULL-terminated vector. */
-			r->failed = 1;
-			strv_free(v);
-			return NULL;
-		}
-	}
-	return v;
-}
-
 void msg_put_text(struct buf *out, uint8_t type, const char *text)
 {
-	put_u8(out, type);
+	wire_put_u8(out, type);
 	buf_addstr(out, text);
 }
 
@@ -206,15 +25,6 @@ int msg_get_text(const void *p, size_t n, uint8_t type, const char **text, int *
 	*text = (const char *)p + 1;
 	*len = n - 1 > (size_t)INT32_MAX ? INT32_MAX : (int)(n - 1);
 	return 0;
-}
-
-void strv_free(char **v)
-{
-	if (!v)
-		return;
-	for (char **p = v; *p; p++)
-		free(*p);
-	free(v);
 }
 
 /* ---- messages ---- */
@@ -230,7 +40,7 @@ int msg_type(const void *payload, size_t len)
  * Common epilogue of every decoder: a short field or bytes left over mean
  * the peer and we disagree about the layout, which is fatal.
  */
-static const char *msg_finish(const struct reader *r, const char *short_why,
+static const char *msg_finish(const struct wire_reader *r, const char *short_why,
 			      const char *trailing_why)
 {
 	if (r->failed)
@@ -242,25 +52,25 @@ static const char *msg_finish(const struct reader *r, const char *short_why,
 
 void msg_put_hello(struct buf *out, const struct hello_msg *m)
 {
-	put_u8(out, MSG_HELLO);
-	put_u32(out, m->version);
-	put_u32(out, m->workers);
-	put_u32(out, (uint32_t)m->pid);
+	wire_put_u8(out, MSG_HELLO);
+	wire_put_u32(out, m->version);
+	wire_put_u32(out, m->workers);
+	wire_put_u32(out, (uint32_t)m->pid);
 }
 
 int msg_get_hello(const void *p, size_t n, struct hello_msg *m, struct buf *err)
 {
-	struct reader r;
+	struct wire_reader r;
 	const char *bad;
 
 	memset(m, 0, sizeof *m);
 	if (msg_type(p, n) != MSG_HELLO)
 		return err_fail(err, "HELLO: wrong message type");
-	reader_init(&r, p, n);
-	get_u8(&r);
-	m->version = get_u32(&r);
-	m->workers = get_u32(&r);
-	m->pid = (int32_t)get_u32(&r);
+	wire_reader_init(&r, p, n);
+	wire_get_u8(&r);
+	m->version = wire_get_u32(&r);
+	m->workers = wire_get_u32(&r);
+	m->pid = (int32_t)wire_get_u32(&r);
 	bad = msg_finish(&r, "HELLO: message too short",
 			 "HELLO: trailing bytes after the message");
 	if (bad) {
@@ -272,21 +82,21 @@ int msg_get_hello(const void *p, size_t n, struct hello_msg *m, struct buf *err)
 
 void msg_put_workers(struct buf *out, uint32_t workers)
 {
-	put_u8(out, MSG_WORKERS);
-	put_u32(out, workers);
+	wire_put_u8(out, MSG_WORKERS);
+	wire_put_u32(out, workers);
 }
 
 int msg_get_workers(const void *p, size_t n, uint32_t *workers, struct buf *err)
 {
-	struct reader r;
+	struct wire_reader r;
 	const char *bad;
 
 	*workers = 0;
 	if (msg_type(p, n) != MSG_WORKERS)
 		return err_fail(err, "WORKERS: wrong message type");
-	reader_init(&r, p, n);
-	get_u8(&r);
-	*workers = get_u32(&r);
+	wire_reader_init(&r, p, n);
+	wire_get_u8(&r);
+	*workers = wire_get_u32(&r);
 	bad = msg_finish(&r, "WORKERS: message too short",
 			 "WORKERS: trailing bytes after the message");
 	if (!bad && (*workers < 1 || *workers > PROTO_MAX_WORKERS))
@@ -300,28 +110,28 @@ int msg_get_workers(const void *p, size_t n, uint32_t *workers, struct buf *err)
 
 void msg_put_job(struct buf *out, const struct job_msg *m)
 {
-	put_u8(out, MSG_JOB);
-	put_str(out, m->shell);
-	put_strv(out, m->shellflags);
-	put_str(out, m->command);
-	put_str(out, m->cwd);
-	put_strv(out, m->env);
-	put_u8(out, m->has_input ? 1 : 0);
+	wire_put_u8(out, MSG_JOB);
+	wire_put_str(out, m->shell);
+	wire_put_strv(out, m->shellflags);
+	wire_put_str(out, m->command);
+	wire_put_str(out, m->cwd);
+	wire_put_strv(out, m->env);
+	wire_put_u8(out, m->has_input ? 1 : 0);
 	if (m->has_input)
-		put_bytes(out, m->input, m->input_len);
+		wire_put_bytes(out, m->input, m->input_len);
 	else
-		put_bytes(out, NULL, 0);
-	put_i64(out, m->timeout_ms);
-	put_i64(out, m->kill_grace_ms);
-	put_i64(out, m->max_output);
-	put_u32(out, m->retries);
-	put_strv(out, m->fds);
-	put_u8(out, m->kill_daemons);
-	put_str(out, m->tracer);
-	put_u8(out, m->env_full);
+		wire_put_bytes(out, NULL, 0);
+	wire_put_i64(out, m->timeout_ms);
+	wire_put_i64(out, m->kill_grace_ms);
+	wire_put_i64(out, m->max_output);
+	wire_put_u32(out, m->retries);
+	wire_put_strv(out, m->fds);
+	wire_put_u8(out, m->kill_daemons);
+	wire_put_str(out, m->tracer);
+	wire_put_u8(out, m->env_full);
 }
 
-static const char *job_check(struct reader *r, const struct job_msg *m,
+static const char *job_check(struct wire_reader *r, const struct job_msg *m,
 			     uint8_t has_input)
 {
 	const char *bad = msg_finish(r, "JOB: message too short or malformed field",
@@ -368,7 +178,7 @@ static const char *job_check(struct reader *r, const struct job_msg *m,
 
 int msg_get_job(const void *p, size_t n, struct job_msg *m, struct buf *err)
 {
-	struct reader r;
+	struct wire_reader r;
 	const void *input;
 	const char *bad;
 	uint8_t has_input;
@@ -376,23 +186,23 @@ int msg_get_job(const void *p, size_t n, struct job_msg *m, struct buf *err)
 	memset(m, 0, sizeof *m);
 	if (msg_type(p, n) != MSG_JOB)
 		return err_fail(err, "JOB: wrong message type");
-	reader_init(&r, p, n);
-	get_u8(&r);
-	m->shell = get_str(&r);
-	m->shellflags = get_strv(&r);
-	m->command = get_str(&r);
-	m->cwd = get_str(&r);
-	m->env = get_strv(&r);
-	has_input = get_u8(&r);
-	input = get_bytes(&r, &m->input_len);
-	m->timeout_ms = get_i64(&r);
-	m->kill_grace_ms = get_i64(&r);
-	m->max_output = get_i64(&r);
-	m->retries = get_u32(&r);
-	m->fds = get_strv(&r);
-	m->kill_daemons = get_u8(&r);
-	m->tracer = get_str(&r);
-	m->env_full = get_u8(&r);
+	wire_reader_init(&r, p, n);
+	wire_get_u8(&r);
+	m->shell = wire_get_str(&r);
+	m->shellflags = wire_get_strv(&r);
+	m->command = wire_get_str(&r);
+	m->cwd = wire_get_str(&r);
+	m->env = wire_get_strv(&r);
+	has_input = wire_get_u8(&r);
+	input = wire_get_bytes(&r, &m->input_len);
+	m->timeout_ms = wire_get_i64(&r);
+	m->kill_grace_ms = wire_get_i64(&r);
+	m->max_output = wire_get_i64(&r);
+	m->retries = wire_get_u32(&r);
+	m->fds = wire_get_strv(&r);
+	m->kill_daemons = wire_get_u8(&r);
+	m->tracer = wire_get_str(&r);
+	m->env_full = wire_get_u8(&r);
 	bad = job_check(&r, m, has_input);
 	if (bad) {
 		job_msg_release(m);
@@ -426,25 +236,25 @@ void job_msg_release(struct job_msg *m)
 
 void msg_put_started(struct buf *out, const struct started_msg *m)
 {
-	put_u8(out, MSG_STARTED);
-	put_u32(out, (uint32_t)m->pid);
-	put_u32(out, (uint32_t)m->worker);
-	put_u32(out, m->running);
+	wire_put_u8(out, MSG_STARTED);
+	wire_put_u32(out, (uint32_t)m->pid);
+	wire_put_u32(out, (uint32_t)m->worker);
+	wire_put_u32(out, m->running);
 }
 
 int msg_get_started(const void *p, size_t n, struct started_msg *m, struct buf *err)
 {
-	struct reader r;
+	struct wire_reader r;
 	const char *bad;
 
 	memset(m, 0, sizeof *m);
 	if (msg_type(p, n) != MSG_STARTED)
 		return err_fail(err, "STARTED: wrong message type");
-	reader_init(&r, p, n);
-	get_u8(&r);
-	m->pid = (int32_t)get_u32(&r);
-	m->worker = (int32_t)get_u32(&r);
-	m->running = get_u32(&r);
+	wire_reader_init(&r, p, n);
+	wire_get_u8(&r);
+	m->pid = (int32_t)wire_get_u32(&r);
+	m->worker = (int32_t)wire_get_u32(&r);
+	m->running = wire_get_u32(&r);
 	bad = msg_finish(&r, "STARTED: message too short",
 			 "STARTED: trailing bytes after the message");
 	/* The pid is used as kill(-pid): 0 or negative would hit the wrong group. */
@@ -462,21 +272,21 @@ int msg_get_started(const void *p, size_t n, struct started_msg *m, struct buf *
 
 void msg_put_result(struct buf *out, const struct result_msg *m)
 {
-	put_u8(out, MSG_RESULT);
-	put_u32(out, (uint32_t)m->status);
-	put_u32(out, m->flags);
-	put_bytes(out, m->out.data, m->out.len);
-	put_bytes(out, m->err.data, m->err.len);
-	put_i64(out, m->start_ns);
-	put_i64(out, m->end_ns);
-	put_i64(out, m->utime_us);
-	put_i64(out, m->stime_us);
-	put_i64(out, m->maxrss_kb);
-	put_bytes(out, m->order.data, m->order.len);
-	put_bytes(out, m->readset.data, m->readset.len);
-	put_u32(out, (uint32_t)m->worker);
-	put_u32(out, m->attempts);
-	put_u32(out, m->running);
+	wire_put_u8(out, MSG_RESULT);
+	wire_put_u32(out, (uint32_t)m->status);
+	wire_put_u32(out, m->flags);
+	wire_put_bytes(out, m->out.data, m->out.len);
+	wire_put_bytes(out, m->err.data, m->err.len);
+	wire_put_i64(out, m->start_ns);
+	wire_put_i64(out, m->end_ns);
+	wire_put_i64(out, m->utime_us);
+	wire_put_i64(out, m->stime_us);
+	wire_put_i64(out, m->maxrss_kb);
+	wire_put_bytes(out, m->order.data, m->order.len);
+	wire_put_bytes(out, m->readset.data, m->readset.len);
+	wire_put_u32(out, (uint32_t)m->worker);
+	wire_put_u32(out, m->attempts);
+	wire_put_u32(out, m->running);
 }
 
 void result_order_add(struct buf *order, int stream, size_t n)
@@ -529,29 +339,29 @@ static int result_parse(const void *p, size_t n, struct result_msg *m, const voi
 			const void **ord, size_t *ord_len, const void **rs, size_t *rs_len,
 			struct buf *err)
 {
-	struct reader r;
+	struct wire_reader r;
 	const char *bad;
 	int verdict;
 
 	memset(m, 0, sizeof *m);
 	if (msg_type(p, n) != MSG_RESULT)
 		return err_fail(err, "RESULT: wrong message type");
-	reader_init(&r, p, n);
-	get_u8(&r);
-	m->status = (int32_t)get_u32(&r);
-	m->flags = get_u32(&r);
-	*out = get_bytes(&r, out_len);
-	*errs = get_bytes(&r, errs_len);
-	m->start_ns = get_i64(&r);
-	m->end_ns = get_i64(&r);
-	m->utime_us = get_i64(&r);
-	m->stime_us = get_i64(&r);
-	m->maxrss_kb = get_i64(&r);
-	*ord = get_bytes(&r, ord_len);
-	*rs = get_bytes(&r, rs_len);
-	m->worker = (int32_t)get_u32(&r);
-	m->attempts = get_u32(&r);
-	m->running = get_u32(&r);
+	wire_reader_init(&r, p, n);
+	wire_get_u8(&r);
+	m->status = (int32_t)wire_get_u32(&r);
+	m->flags = wire_get_u32(&r);
+	*out = wire_get_bytes(&r, out_len);
+	*errs = wire_get_bytes(&r, errs_len);
+	m->start_ns = wire_get_i64(&r);
+	m->end_ns = wire_get_i64(&r);
+	m->utime_us = wire_get_i64(&r);
+	m->stime_us = wire_get_i64(&r);
+	m->maxrss_kb = wire_get_i64(&r);
+	*ord = wire_get_bytes(&r, ord_len);
+	*rs = wire_get_bytes(&r, rs_len);
+	m->worker = (int32_t)wire_get_u32(&r);
+	m->attempts = wire_get_u32(&r);
+	m->running = wire_get_u32(&r);
 	bad = msg_finish(&r, "RESULT: message too short or malformed field",
 			 "RESULT: trailing bytes after the message");
 	if (!bad && (m->flags & ~(uint32_t)RES_KNOWN_FLAGS))
@@ -595,7 +405,7 @@ int msg_restamp_result(void *p, size_t n, int32_t worker, uint32_t attempts,
 	if (result_parse(p, n, &m, &out, &out_len, &errs, &errs_len, &ord, &ord_len, &rs, &rs_len,
 			 err) < 0)
 		return -1;
-	/* the last three fields, u32 each, as put_u32() writes them */
+	/* the last three fields, u32 each, as wire_put_u32() writes them */
 	tail = (unsigned char *)p + n - 12;
 	memcpy(tail, &worker, 4);
 	memcpy(tail + 4, &attempts, 4);

@@ -5,7 +5,7 @@
  *
  * Frames (frame.h) carry the messages: every payload starts with one
  * byte, the message type, followed by that type's fields encoded with the
- * primitives below.
+ * primitives of wire.h.
  *
  * Nothing here blocks or calls exit().  A decoder that refuses a payload
  * returns -1 and appends one reason to its `err` (err.h); only that
@@ -20,6 +20,8 @@
 
 #include "lib/buf.h"
 #include "lib/frame.h"
+#include "lib/strv.h"
+#include "lib/wire.h"
 
 #define PROTO_VERSION 4
 /* Per-stream output cap allowed by the config (max_output). */
@@ -43,36 +45,6 @@ enum proto_type {
 	MSG_ERROR = 7,   /* control, from a peer: fatal protocol error text */
 	MSG_WORKERS = 8, /* control, to a supervisor: run up to N workers */
 };
-
-/* ---- field primitives: native-endian, bounds-checked ---- */
-
-void put_u8(struct buf *b, uint8_t v);
-void put_u32(struct buf *b, uint32_t v);
-void put_i64(struct buf *b, int64_t v);
-/* u64 length + bytes */
-void put_bytes(struct buf *b, const void *p, size_t n);
-/* NULL is encoded distinctly from "" (length UINT64_MAX). */
-void put_str(struct buf *b, const char *s);
-/* u32 count + that many put_str; argv may be NULL (count 0). */
-void put_strv(struct buf *b, char *const *v);
-
-struct reader {
-	const unsigned char *p;
-	size_t left;
-	int failed; /* sticky: any short read sets it */
-};
-
-void reader_init(struct reader *r, const void *p, size_t n);
-uint8_t get_u8(struct reader *r);
-uint32_t get_u32(struct reader *r);
-int64_t get_i64(struct reader *r);
-/* Points into the payload (no copy); *n gets the length. */
-const void *get_bytes(struct reader *r, size_t *n);
-/* Fresh malloc'd NUL-terminated copy, or NULL if it was NULL or on error. */
-char *get_str(struct reader *r);
-/* Fresh NULL-terminated malloc'd vector of malloc'd strings (count <= 1M). */
-char **get_strv(struct reader *r);
-void strv_free(char **v);
 
 /*
  * ERROR and STATS: a type byte, then text to the end of the payload (not
@@ -148,7 +120,7 @@ struct result_msg {
 	struct buf err;     /* captured stderr; pool notes appended here */
 	/*
 	 * The order the command's output arrived in: runs of 5 bytes, the
-	 * stream (RES_OUT or RES_ERR) and a u32 count (as put_u32) of its
+	 * stream (RES_OUT or RES_ERR) and a u32 count (as wire_put_u32) of its
 	 * bytes; they cover a prefix of out and of err (what comes after,
 	 * pool notes, has no run).  Empty: no order known.
 	 */

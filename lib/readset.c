@@ -376,16 +376,16 @@ static int rs_racy(const struct tl_event *id, int slot, int64_t start_real_ns)
 static void rs_put_entry(struct buf *out, uint8_t type, uint8_t flags, const struct tl_event *id,
 			 const char *path)
 {
-	put_u8(out, type);
-	put_u8(out, id->kind);
-	put_u8(out, flags);
-	put_u32(out, id->mode);
-	put_i64(out, (int64_t)id->dev);
-	put_i64(out, (int64_t)id->ino);
-	put_i64(out, id->size);
-	put_i64(out, id->mtime_ns);
-	put_i64(out, id->ctime_ns);
-	put_str(out, path);
+	wire_put_u8(out, type);
+	wire_put_u8(out, id->kind);
+	wire_put_u8(out, flags);
+	wire_put_u32(out, id->mode);
+	wire_put_i64(out, (int64_t)id->dev);
+	wire_put_i64(out, (int64_t)id->ino);
+	wire_put_i64(out, id->size);
+	wire_put_i64(out, id->mtime_ns);
+	wire_put_i64(out, id->ctime_ns);
+	wire_put_str(out, path);
 }
 
 static void rs_encode(struct rs_state *st, int64_t start_real_ns, uint64_t env, struct buf *out)
@@ -444,15 +444,15 @@ static void rs_encode(struct rs_state *st, int64_t start_real_ns, uint64_t env, 
 	}
 	if (count > RS_MAX_ENTRIES)
 		rs_set(st, RS_OPAQUE, "too many inputs", NULL, 0);
-	put_u8(out, RS_MAGIC);
-	put_u8(out, (uint8_t)st->verdict);
-	put_i64(out, (int64_t)env);
-	put_str(out, st->verdict == RS_PURE ? "" : st->reason);
+	wire_put_u8(out, RS_MAGIC);
+	wire_put_u8(out, (uint8_t)st->verdict);
+	wire_put_i64(out, (int64_t)env);
+	wire_put_str(out, st->verdict == RS_PURE ? "" : st->reason);
 	if (st->verdict == RS_PURE) {
-		put_u32(out, count);
+		wire_put_u32(out, count);
 		buf_add(out, ents.data, ents.len);
 	} else {
-		put_u32(out, 0);
+		wire_put_u32(out, 0);
 	}
 	buf_release(&ents);
 	free(written);
@@ -492,9 +492,9 @@ void readset_build(const void *log, size_t n, pid_t root, int64_t start_real_ns,
 
 void readset_opaque(struct buf *out, const char *reason)
 {
-	put_u8(out, RS_MAGIC);
-	put_u8(out, RS_OPAQUE);
-	put_i64(out, 0);
-	put_str(out, reason);
-	put_u32(out, 0);
+	wire_put_u8(out, RS_MAGIC);
+	wire_put_u8(out, RS_OPAQUE);
+	wire_put_i64(out, 0);
+	wire_put_str(out, reason);
+	wire_put_u32(out, 0);
 }

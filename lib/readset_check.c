@@ -26,33 +26,33 @@ struct rs_entry {
 	size_t plen;
 };
 
-static int rs_get_head(struct reader *r, int *verdict, uint64_t *env, const char **reason,
+static int rs_get_head(struct wire_reader *r, int *verdict, uint64_t *env, const char **reason,
 		       size_t *rlen, uint32_t *count, struct buf *err)
 {
-	if (get_u8(r) != RS_MAGIC || r->failed)
+	if (wire_get_u8(r) != RS_MAGIC || r->failed)
 		return err_fail(err, "not a read set");
-	*verdict = get_u8(r);
-	*env = (uint64_t)get_i64(r);
-	*reason = get_bytes(r, rlen);
-	*count = get_u32(r);
+	*verdict = wire_get_u8(r);
+	*env = (uint64_t)wire_get_i64(r);
+	*reason = wire_get_bytes(r, rlen);
+	*count = wire_get_u32(r);
 	if (r->failed || *verdict > RS_OPAQUE || *count > RS_MAX_ENTRIES ||
 	    (*verdict != RS_PURE && *count))
 		return err_fail(err, "a malformed read set");
 	return 0;
 }
 
-static int rs_get_entry(struct reader *r, struct rs_entry *e)
+static int rs_get_entry(struct wire_reader *r, struct rs_entry *e)
 {
-	e->type = get_u8(r);
-	e->kind = get_u8(r);
-	e->flags = get_u8(r);
-	e->mode = get_u32(r);
-	e->dev = get_i64(r);
-	e->ino = get_i64(r);
-	e->size = get_i64(r);
-	e->mtime_ns = get_i64(r);
-	e->ctime_ns = get_i64(r);
-	e->path = get_bytes(r, &e->plen);
+	e->type = wire_get_u8(r);
+	e->kind = wire_get_u8(r);
+	e->flags = wire_get_u8(r);
+	e->mode = wire_get_u32(r);
+	e->dev = wire_get_i64(r);
+	e->ino = wire_get_i64(r);
+	e->size = wire_get_i64(r);
+	e->mtime_ns = wire_get_i64(r);
+	e->ctime_ns = wire_get_i64(r);
+	e->path = wire_get_bytes(r, &e->plen);
 	if (r->failed || !e->path || !e->plen || memchr(e->path, 0, e->plen) ||
 	    e->plen >= TL_MAX_EVENT || e->kind > TL_OTHER || (e->flags & ~TL_NOFOLLOW))
 		return -1;
@@ -65,14 +65,14 @@ static int rs_get_entry(struct reader *r, struct rs_entry *e)
 
 int readset_decode(const void *p, size_t n, int *verdict, struct buf *err)
 {
-	struct reader r;
+	struct wire_reader r;
 	const char *reason;
 	size_t rlen;
 	uint32_t count;
 	struct rs_entry e;
 	uint64_t env;
 
-	reader_init(&r, p, n);
+	wire_reader_init(&r, p, n);
 	if (rs_get_head(&r, verdict, &env, &reason, &rlen, &count, err) < 0)
 		return -1;
 	for (uint32_t i = 0; i < count; i++)
@@ -159,7 +159,7 @@ int readset_verdict(const void *p, size_t n)
 
 int readset_check(const void *p, size_t n, uint64_t env, struct buf *err)
 {
-	struct reader r;
+	struct wire_reader r;
 	const char *reason;
 	size_t rlen;
 	uint32_t count;
@@ -167,7 +167,7 @@ int readset_check(const void *p, size_t n, uint64_t env, struct buf *err)
 	uint64_t was;
 	struct rs_entry e;
 
-	reader_init(&r, p, n);
+	wire_reader_init(&r, p, n);
 	if (rs_get_head(&r, &verdict, &was, &reason, &rlen, &count, err) < 0)
 		return RS_OPAQUE;
 	if (verdict != RS_PURE) {

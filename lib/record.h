@@ -17,8 +17,8 @@
  *   str      the run key (which makefiles, goals, variables: see shell.c)
  *   u32      count (<= RECORD_MAX_ENTRIES)
  *   count x  bytes: one cmdid, bytes: its last run's read set (readset.h),
- *            bytes: the environment it ran with (a put_strv: the store is
- *            the user's own, 0700, so the values may be kept)
+ *            bytes: the environment it ran with (a wire_put_strv: the
+ *            store is the user's own, 0700, so the values may be kept)
  *   u64      FNV-1a 64 of every byte before it
  */
 #ifndef ASYNC_RECORD_H
@@ -49,7 +49,7 @@ void cmdid_release(struct cmdid *id);
 struct record_entry {
 	struct buf id;  /* a cmdid */
 	struct buf rs;  /* its read set: only a pure one is run ahead of need */
-	struct buf env; /* its whole environment, put_strv-encoded */
+	struct buf env; /* its whole environment, wire_put_strv-encoded */
 };
 
 /* An entry's environment decoded (malloc'd, strv_free it), or NULL. */

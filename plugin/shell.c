@@ -727,7 +727,7 @@ static void shell_note_seen(struct memo *m, const struct buf *rs, char **envp)
 	}
 	e = &S.seen[m->seen - 1];
 	buf_reset(&e->env);
-	put_strv(&e->env, envp);
+	wire_put_strv(&e->env, envp);
 	buf_reset(&e->rs);
 	if (rs->len)
 		buf_add(&e->rs, rs->data, rs->len);

@@ -476,7 +476,7 @@ static int mode_stats(const char *cmd)
 	buf_reset(&b);
 	wait_result(1, &res, 0);
 	result_msg_release(&res);
-	put_u8(&b, MSG_STATS);
+	wire_put_u8(&b, MSG_STATS);
 	send_frame(PROTO_ID_CONTROL, &b);
 	buf_release(&b);
 	frame_decoder_init(&d);
@@ -526,10 +526,10 @@ static int mode_malformed(const char *kind)
 	} else if (!strcmp(kind, "badid")) {
 		id = -7;
 	} else if (!strcmp(kind, "badtype")) {
-		put_u8(&b, 99);
+		wire_put_u8(&b, 99);
 	} else if (!strcmp(kind, "shortjob")) {
-		put_u8(&b, MSG_JOB);
-		put_u32(&b, 3);
+		wire_put_u8(&b, MSG_JOB);
+		wire_put_u32(&b, 3);
 	} else if (!strcmp(kind, "truncated")) {
 		len = 100;
 	} else if (!strcmp(kind, "version")) {

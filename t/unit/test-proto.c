@@ -59,7 +59,7 @@ static int feed_all(struct frame_decoder *d, const struct buf *in, size_t step,
 			return r;
 		if (r == FRAME_READY) {
 			buf_add(ids, &d->id, sizeof d->id);
-			put_bytes(payloads, d->payload.data, d->payload.len);
+			wire_put_bytes(payloads, d->payload.data, d->payload.len);
 			(*nframes)++;
 			frame_next(d);
 		}
@@ -123,83 +123,83 @@ static int strv_eq(char **a, char **b)
 static void test_fields(void)
 {
 	struct buf b = BUF_INIT;
-	struct reader r;
+	struct wire_reader r;
 	char *s1, *s2, **v;
 	const void *p;
 	size_t n;
 	char *vec[] = { "a", "", "c d", NULL };
 
-	put_u8(&b, 0xab);
-	put_u32(&b, 0xdeadbeef);
-	put_i64(&b, INT64_MIN);
-	put_bytes(&b, "x\0y", 3);
-	put_str(&b, NULL);
-	put_str(&b, "");
-	put_strv(&b, vec);
-	put_strv(&b, NULL);
-	reader_init(&r, b.data, b.len);
-	ok(get_u8(&r) == 0xab, "u8 round-trips");
-	ok(get_u32(&r) == 0xdeadbeef, "u32 round-trips");
-	ok(get_i64(&r) == INT64_MIN, "i64 round-trips INT64_MIN");
-	p = get_bytes(&r, &n);
+	wire_put_u8(&b, 0xab);
+	wire_put_u32(&b, 0xdeadbeef);
+	wire_put_i64(&b, INT64_MIN);
+	wire_put_bytes(&b, "x\0y", 3);
+	wire_put_str(&b, NULL);
+	wire_put_str(&b, "");
+	wire_put_strv(&b, vec);
+	wire_put_strv(&b, NULL);
+	wire_reader_init(&r, b.data, b.len);
+	ok(wire_get_u8(&r) == 0xab, "u8 round-trips");
+	ok(wire_get_u32(&r) == 0xdeadbeef, "u32 round-trips");
+	ok(wire_get_i64(&r) == INT64_MIN, "i64 round-trips INT64_MIN");
+	p = wire_get_bytes(&r, &n);
 	ok(p && n == 3 && !memcmp(p, "x\0y", 3), "bytes with a NUL round-trip");
-	s1 = get_str(&r);
+	s1 = wire_get_str(&r);
 	ok(!s1 && !r.failed, "NULL string decodes as NULL without failing");
-	s2 = get_str(&r);
+	s2 = wire_get_str(&r);
 	ok(s2 && !strcmp(s2, ""), "empty string decodes as \"\", not NULL");
-	v = get_strv(&r);
+	v = wire_get_strv(&r);
 	ok(v && strv_eq(v, vec), "string vector round-trips (with an empty entry)");
 	strv_free(v);
-	v = get_strv(&r);
+	v = wire_get_strv(&r);
 	ok(v && !v[0], "NULL vector decodes as an empty vector");
 	strv_free(v);
 	ok(!r.failed && r.left == 0, "reader consumed exactly what was written");
-	ok(get_u8(&r) == 0 && r.failed, "reading past the end fails");
-	ok(get_i64(&r) == 0 && r.failed, "failure is sticky");
+	ok(wire_get_u8(&r) == 0 && r.failed, "reading past the end fails");
+	ok(wire_get_i64(&r) == 0 && r.failed, "failure is sticky");
 	free(s2);
 
 	/* A string with an embedded NUL cannot be a C string. */
 	buf_reset(&b);
-	put_bytes(&b, "a\0b", 3);
-	reader_init(&r, b.data, b.len);
-	s1 = get_str(&r);
+	wire_put_bytes(&b, "a\0b", 3);
+	wire_reader_init(&r, b.data, b.len);
+	s1 = wire_get_str(&r);
 	ok(!s1 && r.failed, "string with an embedded NUL is rejected");
 
 	/* Length claims more than there is. */
 	buf_reset(&b);
-	put_u32(&b, 0); /* half a u64 length */
-	reader_init(&r, b.data, b.len);
-	ok(!get_bytes(&r, &n) && r.failed && n == 0, "short length field fails");
+	wire_put_u32(&b, 0); /* half a u64 length */
+	wire_reader_init(&r, b.data, b.len);
+	ok(!wire_get_bytes(&r, &n) && r.failed && n == 0, "short length field fails");
 	buf_reset(&b);
-	put_i64(&b, 100);
+	wire_put_i64(&b, 100);
 	buf_add(&b, "abc", 3);
-	reader_init(&r, b.data, b.len);
-	ok(!get_bytes(&r, &n) && r.failed, "bytes longer than the rest fail");
-	reader_init(&r, b.data, b.len);
-	ok(!get_str(&r) && r.failed, "string longer than the rest fails");
+	wire_reader_init(&r, b.data, b.len);
+	ok(!wire_get_bytes(&r, &n) && r.failed, "bytes longer than the rest fail");
+	wire_reader_init(&r, b.data, b.len);
+	ok(!wire_get_str(&r) && r.failed, "string longer than the rest fails");
 
 	/* Vector counts the rest of the payload could not possibly hold. */
 	buf_reset(&b);
-	put_u32(&b, 1000);
-	put_str(&b, "only one");
-	reader_init(&r, b.data, b.len);
-	ok(!get_strv(&r) && r.failed, "strv count larger than the payload fails");
+	wire_put_u32(&b, 1000);
+	wire_put_str(&b, "only one");
+	wire_reader_init(&r, b.data, b.len);
+	ok(!wire_get_strv(&r) && r.failed, "strv count larger than the payload fails");
 	buf_reset(&b);
-	put_u32(&b, UINT32_MAX);
-	reader_init(&r, b.data, b.len);
-	ok(!get_strv(&r) && r.failed, "strv count 2^32-1 fails without allocating");
+	wire_put_u32(&b, UINT32_MAX);
+	wire_reader_init(&r, b.data, b.len);
+	ok(!wire_get_strv(&r) && r.failed, "strv count 2^32-1 fails without allocating");
 	buf_reset(&b);
-	put_u32(&b, 2);
-	put_str(&b, "one");
-	put_str(&b, NULL);
-	reader_init(&r, b.data, b.len);
-	ok(!get_strv(&r) && r.failed, "NULL inside a vector fails (nothing leaks)");
+	wire_put_u32(&b, 2);
+	wire_put_str(&b, "one");
+	wire_put_str(&b, NULL);
+	wire_reader_init(&r, b.data, b.len);
+	ok(!wire_get_strv(&r) && r.failed, "NULL inside a vector fails (nothing leaks)");
 	buf_reset(&b);
-	put_u32(&b, 2);
-	put_str(&b, "one");
-	put_i64(&b, 5);
-	reader_init(&r, b.data, b.len);
-	ok(!get_strv(&r) && r.failed, "truncated second string fails");
+	wire_put_u32(&b, 2);
+	wire_put_str(&b, "one");
+	wire_put_i64(&b, 5);
+	wire_reader_init(&r, b.data, b.len);
+	ok(!wire_get_strv(&r) && r.failed, "truncated second string fails");
 	buf_release(&b);
 }
 
@@ -899,11 +899,11 @@ static int write_corpus(const char *dir)
 	frame_put(&st, PROTO_ID_SHUTDOWN, NULL, 0);
 	corpus_file(dir, "started-result-shutdown", 1, &st);
 	buf_reset(&st);
-	put_u8(&p, MSG_CANCEL);
+	wire_put_u8(&p, MSG_CANCEL);
 	FRAME(2);
-	put_u8(&p, MSG_STATS);
+	wire_put_u8(&p, MSG_STATS);
 	FRAME(0);
-	put_u8(&p, MSG_ERROR);
+	wire_put_u8(&p, MSG_ERROR);
 	buf_addstr(&p, "protocol version mismatch");
 	FRAME(0);
 	msg_put_workers(&p, 3);
@@ -921,13 +921,13 @@ static int write_corpus(const char *dir)
 	corpus_file(dir, "bad-truncated", 2, &st);
 	buf_reset(&st);
 	msg_put_hello(&p, &h);
-	put_u8(&p, 0);
+	wire_put_u8(&p, 0);
 	FRAME(0);
 	corpus_file(dir, "bad-trailing", 0, &st);
 	buf_reset(&st);
-	put_u8(&p, MSG_JOB);
-	put_str(&p, "/bin/sh");
-	put_u32(&p, 1000000);
+	wire_put_u8(&p, MSG_JOB);
+	wire_put_str(&p, "/bin/sh");
+	wire_put_u32(&p, 1000000);
 	FRAME(3);
 	corpus_file(dir, "bad-strv-count", 0, &st);
 #undef FRAME

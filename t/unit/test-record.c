@@ -28,7 +28,7 @@ static void sample(struct buf *rec, struct record_entry ids[3])
 
 	for (int i = 0; i < 3; i++) {
 		readset_opaque(&ids[i].rs, i ? "wrote /x" : "the command was not traced");
-		put_strv(&ids[i].env, i == 1 ? env : NULL);
+		wire_put_strv(&ids[i].env, i == 1 ? env : NULL);
 	}
 	record_encode(rec, "/src|4.3|Makefile", ids, 3);
 }
