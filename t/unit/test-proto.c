@@ -1,5 +1,6 @@
 /*
- * test-proto.c - the frame codec, field primitives and messages of proto.h.
+ * test-proto.c - the frame codec (frame.h), field primitives (wire.h) and
+ * messages (proto.h).
  *
  * Run with --write-corpus DIR to write the fuzzer's seed corpus (each file
  * is one chunk-size byte followed by a frame stream) instead of testing.
