@@ -5,10 +5,7 @@
  * (store.h) and is untrusted: record_decode() checks every byte, and is
  * fuzzed (fuzz/fuzz-record.c).
  *
- * A command's identity ("cmdid") is everything that must be equal for one
- * run's answer to stand for another's: shell, shell flags, directory and
- * command text, encoded with proto.h's field primitives so that equal
- * identities are equal bytes.
+ * An entry names its command by identity (cmdid.h).
  *
  * File layout (native byte order, like the protocol; a record written on
  * another machine is simply not recognised):
@@ -27,23 +24,10 @@
 #include <stddef.h>
 
 #include "lib/buf.h"
+#include "lib/cmdid.h"
 
 #define RECORD_VERSION 2
 #define RECORD_MAX_ENTRIES 65536
-
-struct cmdid {
-	char *shell;
-	char **flags;   /* NULL-terminated */
-	char *cwd;
-	char *command;
-};
-
-/* Append the identity's encoding to out. */
-void cmdid_put(struct buf *out, const char *shell, char *const *flags,
-	       const char *cwd, const char *command);
-/* Decode one identity (fields malloc'd).  0, or -1 if malformed. */
-int cmdid_get(const void *p, size_t n, struct cmdid *id);
-void cmdid_release(struct cmdid *id);
 
 /* One command a run asked for, and what its answer depended on. */
 struct record_entry {
