@@ -15,43 +15,32 @@
 #include "lib/collectmsg.h"
 #include "frames.h"
 
-/* A decoder's reason, fresh for each call: nothing is carried over. */
-static struct buf why_buf;
-
-static struct buf *fresh_why(void)
-{
-	buf_reset(&why_buf);
-	return &why_buf;
-}
-
-static const char *why_text(void)
-{
-	return why_buf.len ? (const char *)why_buf.data : NULL;
-}
-
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 static void fuzz_payload(const unsigned char *p, size_t n)
 {
 	struct collect_msg c;
 	struct step_msg s;
+	struct buf why = BUF_INIT; /* reset before each decoder: none inherits a reason */
 	const char *text;
 	int len;
 
-	if (msg_get_collect(p, n, &c, fresh_why()) == 0) {
+	if (msg_get_collect(p, n, &c, &why) == 0) {
 		/* what the plugin looks a wait up by is as documented */
 		if (c.wait <= 0 || strlen(c.cookie) != COLLECT_COOKIE_HEX)
 			abort();
-	} else if (!why_text()) {
+	} else if (!why.len) {
 		abort();
 	}
-	if (msg_get_step(p, n, &s, fresh_why()) == 0) {
+	buf_reset(&why);
+	if (msg_get_step(p, n, &s, &why) == 0) {
 		if (!s.name || !s.command || !s.res.out.data || !s.res.err.data)
 			abort();
 		step_msg_release(&s);
-	} else if (!why_text() || s.name || s.command || s.res.out.data) {
+	} else if (!why.len || s.name || s.command || s.res.out.data) {
 		abort();
 	}
+	buf_release(&why);
 	if (msg_get_text(p, n, MSG_ERROR, &text, &len) == 0 && (len < 0 || (size_t)len >= n))
 		abort();
 }

@@ -11,48 +11,37 @@
 #include "lib/proto.h"
 #include "frames.h"
 
-/* A decoder's reason, fresh for each call: nothing is carried over. */
-static struct buf why_buf;
-
-static struct buf *fresh_why(void)
-{
-	buf_reset(&why_buf);
-	return &why_buf;
-}
-
-static const char *why_text(void)
-{
-	return why_buf.len ? (const char *)why_buf.data : NULL;
-}
-
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 /* Decoding must not care whether the bytes were a valid message. */
 static void fuzz_messages(const unsigned char *p, size_t n)
 {
+	struct buf why = BUF_INIT; /* reset before each check of a reason */
 	struct hello_msg h;
 	struct job_msg j;
 	struct started_msg s;
 	struct result_msg r;
 	uint32_t w;
 
-	if (msg_get_hello(p, n, &h, fresh_why()) < 0 && !why_text())
+	if (msg_get_hello(p, n, &h, &why) < 0 && !why.len)
 		abort();
-	if (msg_get_job(p, n, &j, fresh_why()) == 0) {
+	buf_reset(&why);
+	if (msg_get_job(p, n, &j, &why) == 0) {
 		/* A decoded job is usable as documented. */
 		if (!j.shell || !j.command || !j.cwd || !j.shellflags || !j.env)
 			abort();
 		if (j.has_input && !j.input)
 			abort();
 		job_msg_release(&j);
-	} else if (!why_text() || j.shell || j.env || j.input) {
+	} else if (!why.len || j.shell || j.env || j.input) {
 		abort();
 	}
-	if (msg_get_started(p, n, &s, fresh_why()) == 0 && s.pid <= 0)
+	if (msg_get_started(p, n, &s, &why) == 0 && s.pid <= 0)
 		abort();
-	if (msg_get_workers(p, n, &w, fresh_why()) == 0 ? w < 1 || w > PROTO_MAX_WORKERS : !why_text() || w)
+	buf_reset(&why);
+	if (msg_get_workers(p, n, &w, &why) == 0 ? w < 1 || w > PROTO_MAX_WORKERS : !why.len || w)
 		abort();
-	if (msg_get_result(p, n, &r, fresh_why()) == 0) {
+	if (msg_get_result(p, n, &r, &why) == 0) {
 		int ok_before = 1;
 
 		if (!r.out.data || !r.err.data)
@@ -65,9 +54,9 @@ static void fuzz_messages(const unsigned char *p, size_t n)
 			if (!copy)
 				abort();
 			memcpy(copy, p, n);
-			if (msg_restamp_result(copy, n, 1, 2, 3, fresh_why()) < 0 ||
+			if (msg_restamp_result(copy, n, 1, 2, 3, &why) < 0 ||
 			    memcmp(copy, p, n - 12) ||
-			    msg_get_result(copy, n, &r, fresh_why()) < 0 ||
+			    msg_get_result(copy, n, &r, &why) < 0 ||
 			    r.worker != 1 || r.attempts != 2 || r.running != 3)
 				ok_before = 0;
 			result_msg_release(&r);
@@ -77,9 +66,10 @@ static void fuzz_messages(const unsigned char *p, size_t n)
 			abort();
 	} else if (r.out.data || r.err.data) {
 		abort();
-	} else if (msg_restamp_result((void *)p, n, 1, 2, 3, fresh_why()) == 0) {
+	} else if (msg_restamp_result((void *)p, n, 1, 2, 3, &why) == 0) {
 		abort(); /* it would have written into bytes decoding rejects */
 	}
+	buf_release(&why);
 }
 
 /* every frame as the decoder hands it over, then its messages */

@@ -13,20 +13,6 @@
 #include "corpus.h"
 #include "tap.h"
 
-/* A decoder's reason, fresh for each call: nothing is carried over. */
-static struct buf why_buf;
-
-static struct buf *fresh_why(void)
-{
-	buf_reset(&why_buf);
-	return &why_buf;
-}
-
-static const char *why_text(void)
-{
-	return why_buf.len ? (const char *)why_buf.data : NULL;
-}
-
 static const char cookie[] = "0123456789abcdef0123456789abcdef";
 
 static void put_collect(struct buf *b, int64_t wait, const char *ck)
@@ -182,6 +168,6 @@ int main(int argc, char **argv)
 	test_step();
 	test_arg();
 	test_emit();
-	buf_release(&why_buf);
+	tap_why_release();
 	return done_testing();
 }

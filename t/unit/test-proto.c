@@ -21,20 +21,6 @@
 #include "corpus.h"
 #include "tap.h"
 
-/* A decoder's reason, fresh for each call: nothing is carried over. */
-static struct buf why_buf;
-
-static struct buf *fresh_why(void)
-{
-	buf_reset(&why_buf);
-	return &why_buf;
-}
-
-static const char *why_text(void)
-{
-	return why_buf.len ? (const char *)why_buf.data : NULL;
-}
-
 /* ---- helpers ---- */
 
 static void put_header(struct buf *b, int64_t id, int64_t len)
@@ -952,6 +938,6 @@ int main(int argc, char **argv)
 	test_pipe_big();
 	test_flush();
 	test_clock();
-	buf_release(&why_buf);
+	tap_why_release();
 	return done_testing();
 }
