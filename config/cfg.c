@@ -1,7 +1,7 @@
 /*
  * cfg.c - what the loader (config.c), the key parsers (keys.c) and the
- * dumper (dump.c) share: allocation that aborts, messages that say where
- * in the file, user text made safe to show.  cfg.h is the manual.
+ * dumper (config_dump.c) share: allocation that aborts, messages that say
+ * where in the file, user text made safe to show.  cfg.h is the manual.
  */
 #include "config/cfg.h"
 

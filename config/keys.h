@@ -1,8 +1,8 @@
 /*
  * keys.h - private to config/: the table of configuration keys (keys.c)
- * that the loader (config.c) and the dumper (dump.c) walk, and the limits
- * of their values.  Not part of the module's API; include config.h
- * instead.
+ * that the loader (config.c) and the dumper (config_dump.c) walk, and the
+ * limits of their values.  Not part of the module's API; include
+ * config.h instead.
  */
 #ifndef ASYNC_CONFIG_KEYS_H
 #define ASYNC_CONFIG_KEYS_H

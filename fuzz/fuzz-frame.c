@@ -32,7 +32,7 @@ static void fuzz_messages(const unsigned char *p, size_t n)
 			abort();
 		if (j.has_input && !j.input)
 			abort();
-		job_msg_release(&j);
+		msg_job_release(&j);
 	} else if (!why.len || j.shell || j.env || j.input) {
 		abort();
 	}
@@ -46,7 +46,7 @@ static void fuzz_messages(const unsigned char *p, size_t n)
 
 		if (!r.out.data || !r.err.data)
 			abort();
-		result_msg_release(&r);
+		msg_result_release(&r);
 		/* restamping accepts exactly what decoding accepts, and keeps it valid */
 		if (n <= 1 << 20) {
 			unsigned char *copy = malloc(n);
@@ -59,7 +59,7 @@ static void fuzz_messages(const unsigned char *p, size_t n)
 			    msg_get_result(copy, n, &r, &why) < 0 ||
 			    r.worker != 1 || r.attempts != 2 || r.running != 3)
 				ok_before = 0;
-			result_msg_release(&r);
+			msg_result_release(&r);
 			free(copy);
 		}
 		if (!ok_before)

@@ -154,7 +154,7 @@ static void run_read_stream(struct run_stream *s)
 			if (n > 0) {
 				b->len += (size_t)n;
 				b->data[b->len] = 0;
-				result_order_add(s->order, s->stream, (size_t)n);
+				msg_result_order_add(s->order, s->stream, (size_t)n);
 			}
 		} else {
 			n = read(s->fd, chunk, sizeof chunk);
@@ -163,7 +163,7 @@ static void run_read_stream(struct run_stream *s)
 
 				if (keep) {
 					buf_add(b, chunk, keep);
-					result_order_add(s->order, s->stream, keep);
+					msg_result_order_add(s->order, s->stream, keep);
 				}
 				if (keep < (size_t)n)
 					s->truncated = 1;

@@ -96,7 +96,7 @@ enum run_outcome {
 
 /*
  * Run `job` to completion.  `hooks` may be NULL.  *res is overwritten
- * (not released first) and must be released with result_msg_release().
+ * (not released first) and must be released with msg_result_release().
  */
 int run_job(const struct job_msg *job, const struct run_hooks *hooks,
 	    struct result_msg *res);

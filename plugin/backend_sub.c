@@ -97,7 +97,7 @@ static void sub_report_failed(int64_t id, uint32_t flags, uint32_t attempts, con
 	r.attempts = attempts;
 	buf_addf(&r.err, "asynccompile: %s\n", why);
 	engine_on_result(id, &r);
-	result_msg_release(&r);
+	msg_result_release(&r);
 }
 
 static void sub_fail_all(struct sub *s, const char *why)
@@ -124,7 +124,7 @@ static int64_t sub_timed_out(const struct inflight *f)
 	if (!f->started_ns || msg_get_job(f->job.data, f->job.len, &m, NULL) < 0)
 		return 0;
 	timeout = m.timeout_ms;
-	job_msg_release(&m);
+	msg_job_release(&m);
 	ran_ms = (proto_now_ns() - f->started_ns) / 1000000 + WORKER_STARTED_AFTER_MS;
 	return timeout > 0 && ran_ms >= timeout ? timeout : 0;
 }
@@ -141,7 +141,7 @@ static void sub_report_timed_out(int64_t id, int64_t timeout)
 	buf_addf(&r.err, "asynccompile: timed out after %lld ms; the pool supervisor died "
 		 "while it was being stopped\n", (long long)timeout);
 	engine_on_result(id, &r);
-	result_msg_release(&r);
+	msg_result_release(&r);
 }
 
 /* The supervisor is gone: start another and hand it the same jobs. */
@@ -323,7 +323,7 @@ static int sub_frame(struct sub *s)
 		s->deaths = 0;
 		sub_done(s, id);
 		engine_on_result(id, &r);
-		result_msg_release(&r);
+		msg_result_release(&r);
 		return 0;
 	}
 	if (type == MSG_STATS)

@@ -256,7 +256,7 @@ static void engine_dispatch(struct job *j, enum job_slot slot, unsigned char tok
 		buf_addf(&r.err, "asynccompile: the pool refused the job (%s); not run\n",
 			 strerror(errno));
 		engine_on_result(j->id, &r);
-		result_msg_release(&r);
+		msg_result_release(&r);
 	}
 }
 

@@ -140,7 +140,7 @@ static int64_t pool_job_timeout(const struct pjob *j)
 	if (msg_get_job(j->payload, j->len, &m, NULL) < 0)
 		return 0;
 	t = m.timeout_ms;
-	job_msg_release(&m);
+	msg_job_release(&m);
 	return t;
 }
 
@@ -350,7 +350,7 @@ static void pool_got_result(struct pool *p, struct pworker *w)
 		return;
 	}
 	p->ops.result(p->ctx, id, &res);
-	result_msg_release(&res);
+	msg_result_release(&res);
 }
 
 static void pool_got_frame(struct pool *p, struct pworker *w)

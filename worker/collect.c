@@ -18,7 +18,7 @@
 #include <sys/un.h>
 #include <unistd.h>
 
-#include "lib/collectmsg.h"
+#include "lib/msg_collect.h"
 #include "worker/diag.h"
 #include "worker/worker.h"
 
@@ -76,7 +76,7 @@ int collect_main(const char *path, const char *arg)
 	int fd, nfail = 0, first = 0, rc = COLLECT_EXIT_ERROR;
 	int64_t next = 1;
 
-	if (collect_parse_arg(arg, &hello) < 0) {
+	if (msg_collect_parse_arg(arg, &hello) < 0) {
 		diag_warn("--collect: '%s' is not a wait (WAIT:COOKIE); this command is "
 			  "what $(async-wait) expands to in a recipe, not one to run by hand", arg);
 		return COLLECT_EXIT_ERROR;
@@ -139,14 +139,14 @@ int collect_main(const char *path, const char *arg)
 			break;
 		}
 		next++;
-		result_emit(&st.res, collect_write);
+		msg_result_emit(&st.res, collect_write);
 		if (st.res.status) {
 			if (!nfail++)
 				first = st.res.status;
 			buf_addf(&fail, "  %s (status %d): %s\n", st.name, (int)st.res.status,
 				 st.command);
 		}
-		step_msg_release(&st);
+		msg_step_release(&st);
 		frame_next(&d);
 	}
 	frame_decoder_release(&d);

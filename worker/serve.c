@@ -267,7 +267,7 @@ static int serve_job(struct serve *s)
 	frame_next(&s->dec);
 	r = run_job(&job, &hooks, &res);
 	kill_daemons = job.kill_daemons;
-	job_msg_release(&job);
+	msg_job_release(&job);
 	/*
 	 * Nothing the job started outlives it in its session, inside its
 	 * group or not (timeout(1) changes group, not session).  What it
@@ -283,7 +283,7 @@ static int serve_job(struct serve *s)
 		r = serve_send(s, s->job_id, &b) < 0;
 		buf_release(&b);
 	}
-	result_msg_release(&res);
+	msg_result_release(&res);
 	s->job_id = 0;
 	return r != 0;
 }

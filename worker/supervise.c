@@ -209,7 +209,7 @@ static void sup_job(struct sup *s)
 		return;
 	}
 	retries = job.retries;
-	job_msg_release(&job);
+	msg_job_release(&job);
 	if (pool_submit(s->pool, d->id, d->payload.data, d->payload.len, retries) < 0) {
 		if (errno == EEXIST)
 			sup_fail(s, "job %" PRId64 ": id already in use", d->id);

@@ -301,7 +301,7 @@ static int mode_one(const char *cmd)
 	for (line = strtok_r((char *)res.err.data, "\n", &save); line;
 	     line = strtok_r(NULL, "\n", &save))
 		printf("err: %s\n", line);
-	result_msg_release(&res);
+	msg_result_release(&res);
 	shutdown_supervisor();
 	return 0;
 }
@@ -374,7 +374,7 @@ static int mode_many(long count, const char *cmd)
 							d.id, res.status, flag_names(res.flags),
 							(char *)res.err.data);
 				}
-				result_msg_release(&res);
+				msg_result_release(&res);
 				results++;
 			} else {
 				die("unexpected message type %d", type);
@@ -433,7 +433,7 @@ static int mode_bigio(long mb)
 				break;
 			}
 	}
-	result_msg_release(&res);
+	msg_result_release(&res);
 	free(in);
 	shutdown_supervisor();
 	return fail;
@@ -475,7 +475,7 @@ static int mode_stats(const char *cmd)
 	send_frame(1, &b);
 	buf_reset(&b);
 	wait_result(1, &res, 0);
-	result_msg_release(&res);
+	msg_result_release(&res);
 	wire_put_u8(&b, MSG_STATS);
 	send_frame(PROTO_ID_CONTROL, &b);
 	buf_release(&b);
@@ -508,7 +508,7 @@ static int mode_cancel(const char *cmd)
 	for (char *save = NULL, *line = strtok_r((char *)res.err.data, "\n", &save);
 	     line; line = strtok_r(NULL, "\n", &save))
 		printf("err: %s\n", line);
-	result_msg_release(&res);
+	msg_result_release(&res);
 	shutdown_supervisor();
 	return 0;
 }

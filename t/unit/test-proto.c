@@ -271,8 +271,8 @@ static void test_job(void)
 	   !memcmp(g.input, j.input, j.input_len), "JOB binary input with NULs round-trips");
 	ok(g.timeout_ms == 90000 && g.kill_grace_ms == 5000 &&
 	   g.max_output == PROTO_MAX_OUTPUT && g.retries == 3, "JOB numbers round-trip");
-	job_msg_release(&g);
-	ok(!g.shell && !g.env, "job_msg_release leaves the message empty");
+	msg_job_release(&g);
+	ok(!g.shell && !g.env, "msg_job_release leaves the message empty");
 
 	/* A sub-make's jobserver descriptors, and entries that are not. */
 	{
@@ -286,7 +286,7 @@ static void test_job(void)
 		msg_put_job(&b, &j);
 		ok(msg_get_job(b.data, b.len, &g, fresh_why()) == 0 && strv_eq(g.fds, fds),
 		   "JOB descriptor entries round-trip");
-		job_msg_release(&g);
+		msg_job_release(&g);
 		for (size_t k = 0; k < sizeof bad / sizeof *bad; k++) {
 			j.fds = bad[k];
 			buf_reset(&b);
@@ -310,7 +310,7 @@ static void test_job(void)
 		ok(msg_get_job(b.data, b.len, &g, fresh_why()) == 0 && g.tracer &&
 		   !strcmp(g.tracer, j.tracer) && g.env_full == 1 && strv_eq(g.env, whole),
 		   "JOB tracer and whole environment round-trip");
-		job_msg_release(&g);
+		msg_job_release(&g);
 		j.tracer = "relative.so";
 		buf_reset(&b);
 		msg_put_job(&b, &j);
@@ -352,7 +352,7 @@ static void test_job(void)
 	ok(msg_get_job(b.data, b.len, &g, fresh_why()) == 0 && g.shellflags && !g.shellflags[0] &&
 	   g.env && !g.env[0] && !g.has_input && !g.input && g.input_len == 0,
 	   "JOB without input or flags decodes to empty vectors, NULL input");
-	job_msg_release(&g);
+	msg_job_release(&g);
 
 	/* Empty but present input differs from no input. */
 	j.has_input = 1;
@@ -361,7 +361,7 @@ static void test_job(void)
 	msg_put_job(&b, &j);
 	ok(msg_get_job(b.data, b.len, &g, fresh_why()) == 0 && g.has_input && g.input &&
 	   g.input_len == 0, "JOB with empty stdin keeps has_input");
-	job_msg_release(&g);
+	msg_job_release(&g);
 
 #define BAD_JOB(field, value, what) do { \
 		struct job_msg bad; \
@@ -399,7 +399,7 @@ static void test_job(void)
 		   "JOB with has_input 2 fails");
 		b.data[off] = 0;
 		ok(msg_get_job(b.data, b.len, &g, fresh_why()) == 0, "(and 0 at that offset decodes)");
-		job_msg_release(&g);
+		msg_job_release(&g);
 	}
 	buf_release(&b);
 }
@@ -435,8 +435,8 @@ static void test_result(void)
 	   g.end_ns == -3 && g.utime_us == 1 && g.stime_us == 2 && g.maxrss_kb == 3 &&
 	   g.worker == 9 && g.attempts == 2 &&
 	   g.running == 5, "RESULT numbers round-trip");
-	result_msg_release(&g);
-	ok(!g.out.data && !g.err.data, "result_msg_release leaves the message empty");
+	msg_result_release(&g);
+	ok(!g.out.data && !g.err.data, "msg_result_release leaves the message empty");
 
 	ok(msg_restamp_result(b.data, b.len, 4, 3, 2, fresh_why()) == 0 &&
 	   msg_get_result(b.data, b.len, &g, fresh_why()) == 0 &&
@@ -445,7 +445,7 @@ static void test_result(void)
 	   g.utime_us == 1 && g.stime_us == 2 && g.maxrss_kb == 3 && g.err.len == 0 &&
 	   g.out.len == big && !memcmp(g.out.data, m.out.data, big),
 	   "msg_restamp_result sets worker, attempts and running in place, nothing else");
-	result_msg_release(&g);
+	msg_result_release(&g);
 	ok(msg_restamp_result(b.data, b.len - 1, 4, 3, 2, fresh_why()) < 0 && has(why_text(), "too short"),
 	   "msg_restamp_result rejects what msg_get_result rejects");
 
@@ -471,20 +471,20 @@ static void test_result(void)
 	ok(msg_get_result(b.data, b.len, &g, fresh_why()) == 0 && g.err.len == 6 &&
 	   !memcmp(g.err.data, "line\0\x01", 6) && g.out.len == 0,
 	   "RESULT with NULs in stderr and empty stdout round-trips");
-	result_msg_release(&g);
+	msg_result_release(&g);
 
 	/* The order of stdout and stderr runs. */
 	buf_reset(&b);
 	buf_addstr(&m.out, "o1o2");
-	result_order_add(&m.order, RES_OUT, 2);
-	result_order_add(&m.order, RES_ERR, 3);
-	result_order_add(&m.order, RES_ERR, 1);
-	result_order_add(&m.order, RES_OUT, 2);
-	ok(m.order.len == 15, "result_order_add merges a run with the one before it");
+	msg_result_order_add(&m.order, RES_OUT, 2);
+	msg_result_order_add(&m.order, RES_ERR, 3);
+	msg_result_order_add(&m.order, RES_ERR, 1);
+	msg_result_order_add(&m.order, RES_OUT, 2);
+	ok(m.order.len == 15, "msg_result_order_add merges a run with the one before it");
 	msg_put_result(&b, &m);
 	ok(msg_get_result(b.data, b.len, &g, fresh_why()) == 0 && g.order.len == 15 &&
 	   !memcmp(g.order.data, m.order.data, 15), "RESULT order round-trips");
-	result_msg_release(&g);
+	msg_result_release(&g);
 	{
 		static const struct { size_t at; unsigned char v; const char *what; } bad[] = {
 			{ 0, 3, "unknown stream" }, { 1, 9, "covers more" },
@@ -501,7 +501,7 @@ static void test_result(void)
 			msg_put_result(&b, &t);
 			ok(msg_get_result(b.data, b.len, &g, fresh_why()) < 0 && has(why_text(), bad[k].what),
 			   "RESULT order: %s is refused", bad[k].what);
-			result_msg_release(&t);
+			msg_result_release(&t);
 		}
 		struct result_msg t;
 
@@ -511,7 +511,7 @@ static void test_result(void)
 		msg_put_result(&b, &t);
 		ok(msg_get_result(b.data, b.len, &g, fresh_why()) < 0 && has(why_text(), "whole number"),
 		   "RESULT order: a cut run is refused");
-		result_msg_release(&t);
+		msg_result_release(&t);
 	}
 	/* A read set travels with a traced job's result, checked. */
 	readset_opaque(&m.readset, "wrote /x");
@@ -519,13 +519,13 @@ static void test_result(void)
 	msg_put_result(&b, &m);
 	ok(msg_get_result(b.data, b.len, &g, fresh_why()) == 0 && g.readset.len == m.readset.len &&
 	   !memcmp(g.readset.data, m.readset.data, m.readset.len), "RESULT read set round-trips");
-	result_msg_release(&g);
+	msg_result_release(&g);
 	m.readset.data[0] ^= 0xff;
 	buf_reset(&b);
 	msg_put_result(&b, &m);
 	ok(msg_get_result(b.data, b.len, &g, fresh_why()) < 0 && has(why_text(), "read set"),
 	   "RESULT with a malformed read set is refused");
-	result_msg_release(&m);
+	msg_result_release(&m);
 	buf_release(&b);
 }
 
@@ -882,7 +882,7 @@ static int write_corpus(const char *dir)
 	res.attempts = 1;
 	msg_put_result(&p, &res);
 	FRAME(1);
-	result_msg_release(&res);
+	msg_result_release(&res);
 	frame_put(&st, PROTO_ID_SHUTDOWN, NULL, 0);
 	corpus_file(dir, "started-result-shutdown", 1, &st);
 	buf_reset(&st);

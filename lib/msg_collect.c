@@ -1,12 +1,12 @@
-/* The recipe wait's messages: see collectmsg.h and PROTOCOL.md. */
+/* The recipe wait's messages: see msg_collect.h and PROTOCOL.md. */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "lib/collectmsg.h"
+#include "lib/msg_collect.h"
 #include "lib/err.h"
 
-static int collectmsg_hex(const char *s, size_t n)
+static int msg_collect_hex(const char *s, size_t n)
 {
 	return strspn(s, "0123456789abcdef") == n && !s[n];
 }
@@ -42,7 +42,7 @@ int msg_get_collect(const void *p, size_t n, struct collect_msg *m, struct buf *
 		memset(m, 0, sizeof *m);
 		return err_fail(err, "COLLECT: trailing bytes after the message");
 	}
-	if (m->wait <= 0 || !collectmsg_hex(cookie, COLLECT_COOKIE_HEX)) {
+	if (m->wait <= 0 || !msg_collect_hex(cookie, COLLECT_COOKIE_HEX)) {
 		free(cookie);
 		memset(m, 0, sizeof *m);
 		return err_fail(err, "COLLECT: not a wait number and cookie");
@@ -80,29 +80,29 @@ int msg_get_step(const void *p, size_t n, struct step_msg *m, struct buf *err)
 	m->command = wire_get_str(&r);
 	res = wire_get_bytes(&r, &len);
 	if (r.failed || !m->name || !m->command) {
-		step_msg_release(m);
+		msg_step_release(m);
 		return err_fail(err, "STEP: message too short or malformed field");
 	}
 	if (r.left) {
-		step_msg_release(m);
+		msg_step_release(m);
 		return err_fail(err, "STEP: trailing bytes after the message");
 	}
 	if (msg_get_result(res, len, &m->res, err) < 0) {
-		step_msg_release(m);
+		msg_step_release(m);
 		return -1;
 	}
 	return 0;
 }
 
-void step_msg_release(struct step_msg *m)
+void msg_step_release(struct step_msg *m)
 {
 	free(m->name);
 	free(m->command);
-	result_msg_release(&m->res);
+	msg_result_release(&m->res);
 	memset(m, 0, sizeof *m);
 }
 
-int collect_parse_arg(const char *arg, struct collect_msg *m)
+int msg_collect_parse_arg(const char *arg, struct collect_msg *m)
 {
 	char *end;
 	long long w;
@@ -112,7 +112,7 @@ int collect_parse_arg(const char *arg, struct collect_msg *m)
 		return -1;
 	errno = 0;
 	w = strtoll(arg, &end, 10);
-	if (errno || *end != ':' || !collectmsg_hex(end + 1, COLLECT_COOKIE_HEX))
+	if (errno || *end != ':' || !msg_collect_hex(end + 1, COLLECT_COOKIE_HEX))
 		return -1;
 	m->version = PROTO_VERSION;
 	m->wait = w;
@@ -120,7 +120,7 @@ int collect_parse_arg(const char *arg, struct collect_msg *m)
 	return 0;
 }
 
-void result_emit(const struct result_msg *r, void (*emit)(int fd, const void *p, size_t n))
+void msg_result_emit(const struct result_msg *r, void (*emit)(int fd, const void *p, size_t n))
 {
 	size_t off[3] = { 0, 0, 0 };
 	const struct buf *b[3] = { NULL, &r->out, &r->err };
