@@ -125,20 +125,20 @@ static int find_config(const char *file, struct config *c)
 static int cache_command(const char *what, const char *file)
 {
 	struct config c;
-	struct buf out = BUF_INIT, why = BUF_INIT;
+	struct buf out = BUF_INIT, err = BUF_INIT;
 	int store, dir;
 	char *path;
 
 	if (find_config(file, &c) < 0)
 		return 1;
-	path = store_path(c.cache_dir, &why);
-	store = path ? store_open(c.cache_dir, 1, &why) : -1;
-	dir = store >= 0 ? cache_open(store, &why) : -1;
+	path = store_path(c.cache_dir, &err);
+	store = path ? store_open(c.cache_dir, 1, &err) : -1;
+	dir = store >= 0 ? cache_open(store, &err) : -1;
 	if (dir < 0) {
-		diag_warn("no cache: %s", (char *)why.data);
+		diag_warn("no cache: %s", (char *)err.data);
 		free(path);
 		config_release(&c);
-		buf_release(&why);
+		buf_release(&err);
 		return 1;
 	}
 	if (!strcmp(what, "--cache-clear"))
@@ -152,7 +152,7 @@ static int cache_command(const char *what, const char *file)
 	free(path);
 	config_release(&c);
 	buf_release(&out);
-	buf_release(&why);
+	buf_release(&err);
 	return 0;
 }
 
