@@ -17,7 +17,6 @@
 
 #include "lib/buf.h"
 
-#define PROTO_VERSION 4
 /* Per-stream output cap allowed by the config (max_output). */
 #define PROTO_MAX_OUTPUT ((int64_t)256 << 20)
 /*

@@ -18,6 +18,9 @@
 #include "lib/strv.h"
 #include "lib/wire.h"
 
+/* What HELLO and COLLECT carry: peers that differ do not talk. */
+#define PROTO_VERSION 4
+
 /* Current CLOCK_MONOTONIC in nanoseconds. */
 int64_t proto_now_ns(void);
 
