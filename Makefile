@@ -1,5 +1,6 @@
 # asynccompile - a GNU Make loadable object that runs compile jobs in a
-# persistent worker pool inside the -jN budget.  See README and INSTALL.
+# persistent worker pool inside the -jN budget.  See README, INSTALL and
+# man/.
 
 PREFIX = /usr/local
 LIBDIR = $(PREFIX)/lib
@@ -42,7 +43,8 @@ ALL_CFLAGS = $(WARN) $(WERROR) -D_GNU_SOURCE -fPIC -fvisibility=hidden -pthread 
 	$(YAML_CFLAGS) $(CPPFLAGS) $(CFLAGS) $(EXTRA_CFLAGS)
 ALL_LDFLAGS = -pthread $(LDFLAGS) $(EXTRA_LDFLAGS)
 
-# The folders say where code runs (README, "Development"):
+# The folders say where code runs (README, "Development", and each
+# folder's README):
 #   lib/     every process: the plugin, the supervisor, the workers
 #   pool/    the pool: in the supervisor, or in make's I/O thread
 #   worker/  a worker or supervisor process (also forked from make)
