@@ -37,7 +37,7 @@
 #include "lib/collectmsg.h"
 #include "lib/proto.h"
 #include "plugin/job.h"
-#include "plugin/jobserver.h"
+#include "plugin/js.h"
 
 struct engine_stats {
 	uint64_t submitted, completed, failed, retried, timed_out;

@@ -9,7 +9,7 @@
 
 #include "config/config.h"
 #include "lib/buf.h"
-#include "plugin/jobserver.h"
+#include "plugin/js.h"
 
 /* gmk function callbacks (setup.c registers them). */
 char *funcs_compile(const char *nm, unsigned int argc, char **argv);

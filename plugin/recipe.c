@@ -8,7 +8,7 @@
 #include "lib/proto.h"
 #include "plugin/collect.h"
 #include "plugin/engine.h"
-#include "plugin/jobserver.h"
+#include "plugin/js.h"
 #include "plugin/mk.h"
 #include "plugin/job.h"
 #include "plugin/output.h"

@@ -1,4 +1,4 @@
-#include "plugin/jobserver.h"
+#include "plugin/js.h"
 
 #include <errno.h>
 #include <fcntl.h>
