@@ -14,6 +14,7 @@
 #include "plugin/engine.h"
 #include "plugin/fatal.h"
 #include "plugin/spawn.h"
+#include "plugin/log.h"
 
 struct pb {
 	struct backend base;
@@ -74,10 +75,10 @@ static void pb_reap(void *ctx, pid_t pid)
 static void pb_log(void *ctx, const char *msg)
 {
 	(void)ctx;
-	/* the pool's lines already carry the prefix engine_log adds */
+	/* the pool's lines already carry the prefix log_msg adds */
 	if (!strncmp(msg, "asynccompile: ", 14))
 		msg += 14;
-	engine_log("%s", msg);
+	log_msg("%s", msg);
 }
 
 static const struct pool_ops pb_pool_ops = {

@@ -17,6 +17,7 @@
 #include "plugin/engine.h"
 #include "plugin/fatal.h"
 #include "plugin/spawn.h"
+#include "plugin/log.h"
 #include "worker/worker.h"
 
 #define SUB_MAX_RESTARTS 3
@@ -67,7 +68,7 @@ static int sub_launch(struct sub *s)
 
 	snprintf(nbuf, sizeof nbuf, "%d", s->workers);
 	if (spawn_worker(s->exe, argv, -1, &s->to, &s->from, &s->pid) < 0) {
-		engine_log("cannot start the pool supervisor %s: %s", s->exe, strerror(errno));
+		log_msg("cannot start the pool supervisor %s: %s", s->exe, strerror(errno));
 		s->to = s->from = -1;
 		return -1;
 	}
@@ -156,7 +157,7 @@ static void sub_died(struct sub *s, const char *why)
 	}
 	if (s->nfl == 0 && s->deaths <= SUB_MAX_RESTARTS) {
 		/* nothing lost; start lazily on the next job */
-		engine_log("pool supervisor %d stopped (%s)", (int)s->pid, why);
+		log_msg("pool supervisor %d stopped (%s)", (int)s->pid, why);
 		return;
 	}
 	if (s->deaths > SUB_MAX_RESTARTS) {
@@ -164,11 +165,11 @@ static void sub_died(struct sub *s, const char *why)
 		snprintf(msg, sizeof msg,
 			 "the pool supervisor died %d times in a row (last: %s); job not run",
 			 s->deaths, why);
-		engine_log("%s", msg);
+		log_msg("%s", msg);
 		sub_fail_all(s, msg);
 		return;
 	}
-	engine_log("pool supervisor %d died (%s); restarting it and re-sending %d job%s",
+	log_msg("pool supervisor %d died (%s); restarting it and re-sending %d job%s",
 		   (int)s->pid, why, s->nfl, s->nfl == 1 ? "" : "s");
 	if (sub_launch(s) < 0) {
 		sub_fail_all(s, "the pool supervisor could not be restarted");
@@ -295,7 +296,7 @@ static int sub_frame(struct sub *s)
 	if (type == MSG_HELLO && id == PROTO_ID_CONTROL) {
 		struct hello_msg h;
 		if (msg_get_hello(p, n, &h, &why) < 0 || h.version != PROTO_VERSION) {
-			engine_log("pool supervisor speaks protocol %u, not %d",
+			log_msg("pool supervisor speaks protocol %u, not %d",
 				   why ? 0 : h.version, PROTO_VERSION);
 			return -1;
 		}
@@ -303,7 +304,7 @@ static int sub_frame(struct sub *s)
 		return 0;
 	}
 	if (!msg_get_text(p, n, MSG_ERROR, &text, &len)) {
-		engine_log("pool supervisor reported: %.*s", len, text);
+		log_msg("pool supervisor reported: %.*s", len, text);
 		return -1;
 	}
 	if (type == MSG_STARTED && id > 0) {
@@ -330,7 +331,7 @@ static int sub_frame(struct sub *s)
 		return 0;
 	why = "unexpected message";
 bad:
-	engine_log("bad frame from the pool supervisor (job %lld): %s", (long long)id, why);
+	log_msg("bad frame from the pool supervisor (job %lld): %s", (long long)id, why);
 	return -1;
 }
 
@@ -363,7 +364,7 @@ static void sub_events(struct backend *b, const struct pollfd *fds, size_t nfds)
 
 				off += used;
 				if (st == FRAME_ERROR) {
-					engine_log("bad frame from the pool supervisor: %s", s->dec.err);
+					log_msg("bad frame from the pool supervisor: %s", s->dec.err);
 					if (s->pid > 0)
 						kill(s->pid, SIGKILL);
 					sub_died(s, "protocol error");

@@ -13,7 +13,6 @@
 #include <fcntl.h>
 #include <pthread.h>
 #include <signal.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -28,6 +27,7 @@
 #include "plugin/fatal.h"
 #include "plugin/fault.h"
 #include "plugin/jobtab.h"
+#include "plugin/log.h"
 #include "plugin/reexec.h"
 #include "plugin/slots.h"
 #include "plugin/spawn.h"
@@ -74,20 +74,6 @@ static struct engine {
 	.wake = { -1, -1 },
 	.slots = SLOTS_INIT, /* make loads us while it reads a makefile */
 };
-
-void engine_log(const char *fmt, ...)
-{
-	struct buf b = BUF_INIT;
-	va_list ap;
-	char tmp[1024];
-
-	va_start(ap, fmt);
-	vsnprintf(tmp, sizeof tmp, fmt, ap);
-	va_end(ap);
-	buf_addf(&b, "asynccompile: %s\n", tmp);
-	(void)!write(2, b.data, b.len);
-	buf_release(&b);
-}
 
 struct job *engine_find(const char *name)
 {
@@ -571,7 +557,7 @@ static void *engine_main(void *arg)
 		pthread_mutex_unlock(&E.lock);
 		if (poll(fds, n + nb, timeout) < 0 && errno != EINTR) {
 			/* EINVAL/ENOMEM: nothing better than to try again shortly */
-			engine_log("poll: %s", strerror(errno));
+			log_msg("poll: %s", strerror(errno));
 			usleep(10000);
 			pthread_mutex_lock(&E.lock);
 			continue;
@@ -593,7 +579,7 @@ static void *engine_main(void *arg)
 		E.backend->ops->events(E.backend, fds + n, nb);
 		collect_events(fds + n - nc, nc);
 		if (slots_make_draining(&E.slots) || fault_stop_now()) {
-			engine_log("warning: make is exiting while jobs never waited for still run; killing them");
+			log_msg("warning: make is exiting while jobs never waited for still run; killing them");
 			engine_stop_all();
 			E.stopping = 1;
 		}
@@ -634,7 +620,7 @@ void engine_trace_begin(const char *path)
 	    (restarts && *restarts))
 		return;
 	if (trace_begin(path, &why) < 0 && !E.trace_warned++)
-		engine_log("warning: cannot write the trace file %s: %s", path, (char *)why.data);
+		log_msg("warning: cannot write the trace file %s: %s", path, (char *)why.data);
 	buf_release(&why);
 }
 
@@ -686,7 +672,7 @@ int engine_start(const struct config *cfg, struct buf *err)
 	 * posix_spawn when this ran on the I/O thread).
 	 */
 	if (cfg->warm && E.backend->ops->warm(E.backend) < 0)
-		engine_log("could not start the worker pool early; will retry at the first job");
+		log_msg("could not start the worker pool early; will retry at the first job");
 	/* make's signal handlers must run on make's thread only */
 	sigfillset(&all);
 	pthread_sigmask(SIG_SETMASK, &all, &old);
@@ -847,7 +833,7 @@ void engine_write_trace(void)
 	struct buf why = BUF_INIT;
 
 	if (E.trace && trace_write(E.trace, &why) < 0 && !E.trace_warned++)
-		engine_log("warning: cannot write the trace file %s: %s", E.trace, (char *)why.data);
+		log_msg("warning: cannot write the trace file %s: %s", E.trace, (char *)why.data);
 	buf_release(&why);
 }
 
@@ -872,9 +858,9 @@ void engine_shutdown(void)
 		if (job_internal(j))
 			continue;
 		if (j->state != JOB_DONE)
-			engine_log("warning: job '%s' was never waited for; killed", j->name);
+			log_msg("warning: job '%s' was never waited for; killed", j->name);
 		else if (j->kind == JOB_COMPILE && j->res.status)
-			engine_log("warning: build step '%s' failed (status %d) but was never waited for",
+			log_msg("warning: build step '%s' failed (status %d) but was never waited for",
 				   j->name, j->res.status);
 	}
 	E.stopping = 1;

@@ -121,7 +121,6 @@ void engine_shutdown(void);
 void engine_on_started(int64_t id, const struct started_msg *m);
 /* May take res->out and res->err (leaving them empty); the caller releases res. */
 void engine_on_result(int64_t id, struct result_msg *res);
-void engine_log(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* Called by collect.c, engine lock held: a job it sent is freed ... */
 void engine_collect_forget(struct job *j);
 /* ... and one nobody will report is stopped (as engine_cancel). */

@@ -22,6 +22,7 @@
 #include "plugin/shell.h"
 #include "plugin/engine.h"
 #include "plugin/job.h"
+#include "plugin/log.h"
 
 static struct config cfg;
 static int cfg_loaded;
@@ -201,7 +202,7 @@ static void funcs_situation(const char *fn, struct situation *s)
 	}
 	if (have) {
 		if (engine_set_slots(&a, 1, &warn) < 0 && !warned++)
-			engine_log("%s: %s", fn, (char *)warn.data);
+			log_msg("%s: %s", fn, (char *)warn.data);
 		js_auth_release(&a);
 	} else {
 		int jobs = s->flags.jobs;

@@ -59,6 +59,7 @@
 
 #include "plugin/engine.h"
 #include "plugin/reexec.h"
+#include "plugin/log.h"
 
 #define REEXEC_NAME "ASYNCCOMPILE_HELD_TOKENS"
 #define REEXEC_MAX 256
@@ -140,7 +141,7 @@ static void reexec_give_back(const char *v, const char *me)
 	if (!n || !js_parse_auth(getenv("MAKEFLAGS"), &a))
 		return;
 	if (js_give_back(&a, tok, n) < 0)
-		engine_log("could not give back %zu jobserver token(s) held before make "
+		log_msg("could not give back %zu jobserver token(s) held before make "
 			   "re-executed itself", n);
 	js_auth_release(&a);
 }

@@ -43,6 +43,7 @@
 #include "plugin/engine.h"
 #include "plugin/fatal.h"
 #include "plugin/job.h"
+#include "plugin/log.h"
 
 #define MEMO_SIZE 1024
 
@@ -65,7 +66,6 @@ struct spec {
 static struct {
 	int loaded;             /* shell_load ran */
 	int done;               /* makefiles read: no more recording */
-	int debug;              /* ASYNC_COMPILE_DEBUG: say why the store is unused */
 	int store;              /* store directory, or -1 */
 	int store_tried;
 	int cache;              /* its cache/ directory, or -1 */
@@ -87,12 +87,6 @@ static struct {
 	unsigned long cache_hits, cache_misses;
 	unsigned long names;
 } S = { .store = -1, .cache = -1 };
-
-static void shell_debug(const char *what, const struct buf *why)
-{
-	if (S.debug)
-		engine_log("async-shell: %s: %s", what, why->len ? (char *)why->data : "?");
-}
 
 static struct memo *shell_memo_find(const struct buf *id, uint64_t h)
 {
@@ -180,7 +174,7 @@ const char *shell_tracer(void)
 	if (!S.tracer_tried++) {
 		S.tracer = spawn_find_tracer(&why);
 		if (!S.tracer)
-			shell_debug("answers are not reused", &why);
+			log_debug("answers are not reused", &why);
 	}
 	buf_release(&why);
 	return S.tracer;
@@ -193,7 +187,7 @@ static int shell_holds(const struct buf *rs, uint64_t env, const char *what)
 	int ok = rs->len && readset_check(rs->data, rs->len, env, &why) == RS_PURE;
 
 	if (!ok)
-		shell_debug(what, &why);
+		log_debug(what, &why);
 	buf_release(&why);
 	return ok;
 }
@@ -289,7 +283,7 @@ static int shell_store(const struct config *c, int create)
 		if (S.store >= 0 || create || errno != ENOENT)
 			S.store_tried = 1;
 		if (S.store < 0)
-			shell_debug("no store", &why);
+			log_debug("no store", &why);
 	}
 	buf_release(&why);
 	return S.store;
@@ -305,7 +299,7 @@ static int shell_cache(const struct config *c)
 	if (!S.cache_tried++) {
 		S.cache = cache_open(S.store, &why);
 		if (S.cache < 0)
-			shell_debug("no cache", &why);
+			log_debug("no cache", &why);
 	}
 	buf_release(&why);
 	return S.cache;
@@ -329,7 +323,7 @@ static int shell_cache_fill(const struct config *c, struct job *j, const char *s
 	hit = cache_get(dir, &j->cache_key, c->cache_max_age_ms, env, &a, &why);
 	if (!hit) {
 		if (why.len)
-			shell_debug("cached answer not used", &why);
+			log_debug("cached answer not used", &why);
 		buf_release(&why);
 		return 0;
 	}
@@ -371,17 +365,17 @@ void shell_cache_keep(const struct job *j)
 		return;
 	if (readset_verdict(j->res.readset.data, j->res.readset.len) != RS_PURE) {
 		/* the stored reason: why a cache that never hits does not */
-		if (S.debug) {
+		if (log_debugging()) {
 			readset_check(j->res.readset.data, j->res.readset.len, 0, &why);
 			buf_addf(&why, " (command: %.200s)", j->command ? j->command : "?");
-			shell_debug("answer not kept", &why);
+			log_debug("answer not kept", &why);
 			buf_release(&why);
 		}
 		return;
 	}
 	if (cache_put(S.cache, &j->cache_key, j->res.status, &j->res.out, &j->res.err,
 		      &j->res.readset, &why) < 0)
-		shell_debug("cannot keep an answer", &why);
+		log_debug("cannot keep an answer", &why);
 	else
 		S.cache_written = 1;
 	buf_release(&why);
@@ -433,12 +427,12 @@ static void shell_speculate(void)
 	if (shell_store(c, 0) < 0)
 		goto out;
 	if (store_read(S.store, S.file, &data, &why) < 0) {
-		shell_debug("no record", &why);
+		log_debug("no record", &why);
 		goto out;
 	}
 	if (record_decode(data.data, data.len, S.key, &S.prev, &S.nprev, &bad) < 0) {
 		buf_addf(&why, "%s: %s", S.file, bad);
-		shell_debug("record ignored", &why);
+		log_debug("record ignored", &why);
 		goto out;
 	}
 	if (!S.nprev || !shell_tracer())
@@ -509,11 +503,10 @@ int shell_drop_speculation(void)
 void shell_load(void)
 {
 	char *old;
-	const char *dbg = getenv("ASYNC_COMPILE_DEBUG");
 
 	if (S.loaded++)
 		return;
-	S.debug = dbg && *dbg && strcmp(dbg, "0");
+	log_debug_init();
 	/*
 	 * The end-of-parse hook.  The value make decodes is unchanged (the
 	 * function expands to nothing); make sets the variable to "" itself
@@ -577,7 +570,7 @@ void shell_makefiles_read(void)
 	    shell_store(funcs_config_at_load(), 1) >= 0) {
 		record_encode(&rec, S.key, S.seen, S.nseen);
 		if (store_write(S.store, S.file, rec.data, rec.len, &why) < 0)
-			shell_debug("cannot write the record", &why);
+			log_debug("cannot write the record", &why);
 	}
 	buf_release(&rec);
 	buf_release(&why);
