@@ -11,7 +11,6 @@
 #include "pool/pool.h"
 #include "worker/worker.h"
 #include "plugin/backend.h"
-#include "plugin/engine.h"
 #include "plugin/fatal.h"
 #include "plugin/spawn.h"
 #include "plugin/log.h"
@@ -21,6 +20,7 @@ struct pb {
 	struct pool *pool;
 	char *exe;
 	int fork_mode;
+	struct backend_report report;
 };
 
 /*
@@ -51,14 +51,16 @@ static int pb_start(void *ctx, int index, int *to, int *from, pid_t *pid)
 
 static void pb_result(void *ctx, int64_t id, struct result_msg *res)
 {
-	(void)ctx;
-	engine_on_result(id, res);
+	struct pb *b = ctx;
+
+	b->report.result(b->report.ctx, id, res);
 }
 
 static void pb_started(void *ctx, int64_t id, const struct started_msg *m)
 {
-	(void)ctx;
-	engine_on_started(id, m);
+	struct pb *b = ctx;
+
+	b->report.started(b->report.ctx, id, m);
 }
 
 /*
@@ -139,7 +141,8 @@ static const struct backend_ops pb_ops = {
 	pb_grow, pb_owns,
 };
 
-struct backend *backend_pool_new(const char *worker_exe, int workers, int fork_mode, struct buf *err)
+struct backend *backend_pool_new(const char *worker_exe, int workers, int fork_mode,
+				 const struct backend_report *report, struct buf *err)
 {
 	struct pb *p = calloc(1, sizeof *p);
 
@@ -150,6 +153,7 @@ struct backend *backend_pool_new(const char *worker_exe, int workers, int fork_m
 	}
 	p->base.ops = &pb_ops;
 	p->fork_mode = fork_mode;
+	p->report = *report;
 	p->pool = pool_new(workers, &pb_pool_ops, p);
 	if (!p->pool) {
 		free(p->exe);

@@ -13,8 +13,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "lib/proto.h"
 #include "plugin/backend.h"
-#include "plugin/engine.h"
 #include "plugin/fatal.h"
 #include "plugin/spawn.h"
 #include "plugin/log.h"
@@ -44,6 +44,7 @@ struct sub {
 	struct frame_outq out;
 	struct inflight *fl;
 	int nfl;
+	struct backend_report report;
 };
 
 static void sub_close(struct sub *s)
@@ -87,7 +88,8 @@ static void sub_send_job(struct sub *s, const struct inflight *f)
 }
 
 /* Report a job the pool could not run (status 125, the reason in err). */
-static void sub_report_failed(int64_t id, uint32_t flags, uint32_t attempts, const char *why)
+static void sub_report_failed(struct sub *s, int64_t id, uint32_t flags, uint32_t attempts,
+			      const char *why)
 {
 	struct result_msg r;
 
@@ -97,14 +99,14 @@ static void sub_report_failed(int64_t id, uint32_t flags, uint32_t attempts, con
 	r.worker = -1;
 	r.attempts = attempts;
 	buf_addf(&r.err, "asynccompile: %s\n", why);
-	engine_on_result(id, &r);
+	s->report.result(s->report.ctx, id, &r);
 	result_msg_release(&r);
 }
 
 static void sub_fail_all(struct sub *s, const char *why)
 {
 	for (int i = 0; i < s->nfl; i++) {
-		sub_report_failed(s->fl[i].id, RES_CRASHED, (uint32_t)s->deaths, why);
+		sub_report_failed(s, s->fl[i].id, RES_CRASHED, (uint32_t)s->deaths, why);
 		buf_release(&s->fl[i].job);
 	}
 	s->nfl = 0;
@@ -131,7 +133,7 @@ static int64_t sub_timed_out(const struct inflight *f)
 	return timeout > 0 && ran_ms >= timeout ? timeout : 0;
 }
 
-static void sub_report_timed_out(int64_t id, int64_t timeout)
+static void sub_report_timed_out(struct sub *s, int64_t id, int64_t timeout)
 {
 	struct result_msg r;
 
@@ -142,7 +144,7 @@ static void sub_report_timed_out(int64_t id, int64_t timeout)
 	r.attempts = 1;
 	buf_addf(&r.err, "asynccompile: timed out after %lld ms; the pool supervisor died "
 		 "while it was being stopped\n", (long long)timeout);
-	engine_on_result(id, &r);
+	s->report.result(s->report.ctx, id, &r);
 	result_msg_release(&r);
 }
 
@@ -183,9 +185,9 @@ static void sub_died(struct sub *s, const char *why)
 			continue;
 		}
 		if (timeout)
-			sub_report_timed_out(s->fl[i].id, timeout);
+			sub_report_timed_out(s, s->fl[i].id, timeout);
 		else
-			sub_report_failed(s->fl[i].id, RES_CANCELLED, 1, "cancelled");
+			sub_report_failed(s, s->fl[i].id, RES_CANCELLED, 1, "cancelled");
 		buf_release(&s->fl[i].job);
 		s->fl[i--] = s->fl[--s->nfl];
 	}
@@ -221,7 +223,7 @@ static int sub_submit(struct backend *b, int64_t id, const void *job, size_t len
 		return -1;
 	}
 	if (s->to < 0 && sub_launch(s) < 0) {
-		sub_report_failed(id, RES_SPAWN_FAILED, 0, "the pool supervisor could not be started");
+		sub_report_failed(s, id, RES_SPAWN_FAILED, 0, "the pool supervisor could not be started");
 		return 0;
 	}
 	f = &s->fl[s->nfl++];
@@ -314,7 +316,7 @@ static int sub_frame(struct sub *s)
 		for (int i = 0; i < s->nfl; i++)
 			if (s->fl[i].id == id && !s->fl[i].started_ns)
 				s->fl[i].started_ns = proto_now_ns();
-		engine_on_started(id, &m);
+		s->report.started(s->report.ctx, id, &m);
 		return 0;
 	}
 	if (type == MSG_RESULT && id > 0) {
@@ -323,7 +325,7 @@ static int sub_frame(struct sub *s)
 			goto bad;
 		s->deaths = 0;
 		sub_done(s, id);
-		engine_on_result(id, &r);
+		s->report.result(s->report.ctx, id, &r);
 		result_msg_release(&r);
 		return 0;
 	}
@@ -478,7 +480,8 @@ static const struct backend_ops sub_ops = {
 	sub_grow, sub_owns,
 };
 
-struct backend *backend_subprocess_new(const char *worker_exe, int workers, struct buf *err)
+struct backend *backend_sub_new(const char *worker_exe, int workers,
+				const struct backend_report *report, struct buf *err)
 {
 	struct sub *s = calloc(1, sizeof *s);
 
@@ -492,6 +495,7 @@ struct backend *backend_subprocess_new(const char *worker_exe, int workers, stru
 	}
 	s->base.ops = &sub_ops;
 	s->workers = workers;
+	s->report = *report;
 	s->to = s->from = -1;
 	frame_decoder_init(&s->dec);
 	return &s->base;

@@ -209,6 +209,8 @@ void engine_submit(struct job *j)
 	pthread_mutex_unlock(&E.lock);
 }
 
+static void engine_on_result(void *ctx, int64_t id, struct result_msg *res);
+
 static void engine_dispatch(struct job *j, enum job_slot slot, unsigned char tok)
 {
 	int rc;
@@ -241,7 +243,7 @@ static void engine_dispatch(struct job *j, enum job_slot slot, unsigned char tok
 		r.worker = -1;
 		buf_addf(&r.err, "asynccompile: the pool refused the job (%s); not run\n",
 			 strerror(errno));
-		engine_on_result(j->id, &r);
+		engine_on_result(NULL, j->id, &r);
 		result_msg_release(&r);
 	}
 }
@@ -405,8 +407,10 @@ static void engine_saw_running(uint32_t n)
 		E.st.max_running = (int)n;
 }
 
-void engine_on_started(int64_t id, const struct started_msg *m)
+/* The backend reports (backend.h).  I/O thread, lock held. */
+static void engine_on_started(void *ctx, int64_t id, const struct started_msg *m)
 {
+	(void)ctx;
 	struct job *j = jobtab_by_id(&E.tab, id);
 
 	if (j && j->state == JOB_RUNNING && !j->started_ns) {
@@ -419,11 +423,12 @@ void engine_on_started(int64_t id, const struct started_msg *m)
 	}
 }
 
-void engine_on_result(int64_t id, struct result_msg *res)
+static void engine_on_result(void *ctx, int64_t id, struct result_msg *res)
 {
 	struct job *j = jobtab_by_id(&E.tab, id);
 	int lent;
 
+	(void)ctx;
 	if (!j || j->state != JOB_RUNNING)
 		return;
 	lent = j->slot == SLOT_LENT;
@@ -624,6 +629,10 @@ void engine_trace_begin(const char *path)
 	buf_release(&why);
 }
 
+static const struct backend_report engine_report = {
+	engine_on_started, engine_on_result, NULL,
+};
+
 int engine_start(const struct config *cfg, struct buf *err)
 {
 	sigset_t all, old;
@@ -647,9 +656,10 @@ int engine_start(const struct config *cfg, struct buf *err)
 			return -1;
 	}
 	if (cfg->start_method == START_SUBPROCESS)
-		E.backend = backend_subprocess_new(exe, workers, err);
+		E.backend = backend_sub_new(exe, workers, &engine_report, err);
 	else
-		E.backend = backend_pool_new(exe, workers, cfg->start_method == START_FORK, err);
+		E.backend = backend_pool_new(exe, workers, cfg->start_method == START_FORK,
+					     &engine_report, err);
 	free(exe);
 	if (!E.backend)
 		return -1;

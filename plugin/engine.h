@@ -8,8 +8,8 @@
  * implicit slot, limit) and every descriptor to the pool; it blocks every
  * signal so make's handlers keep running on make's thread.  One mutex,
  * engine.lock, guards the job table, the queue and the counters; the I/O
- * thread holds it except while in poll(), so backend callbacks
- * (engine_on_*) run with it held.
+ * thread holds it except while in poll(), so what a backend reports
+ * (backend.h) comes in with it held.
  *
  * A make function's steps:
  *  1. engine_start() once the config is known (later calls do nothing);
@@ -117,10 +117,6 @@ void engine_write_trace(void);
 /* Kill everything, give back tokens, stop the thread (atexit). */
 void engine_shutdown(void);
 
-/* Called by backends from the I/O thread, engine lock held. */
-void engine_on_started(int64_t id, const struct started_msg *m);
-/* May take res->out and res->err (leaving them empty); the caller releases res. */
-void engine_on_result(int64_t id, struct result_msg *res);
 /* Called by collect.c, engine lock held: a job it sent is freed ... */
 void engine_collect_forget(struct job *j);
 /* ... and one nobody will report is stopped (as engine_cancel). */
