@@ -92,6 +92,14 @@ void mk_error(const char *msg)
 	abort();
 }
 
+void mk_fail(const char *fn, const char *msg)
+{
+	struct buf b = BUF_INIT;
+
+	buf_addf(&b, "%s: %s", fn, msg);
+	mk_error((char *)b.data);
+}
+
 void mk_eval(const char *text)
 {
 	gmk_eval(text, NULL);

@@ -13,9 +13,15 @@
 #include "plugin/engine.h"
 #include "plugin/fatal.h"
 #include "plugin/reexec.h"
+#include "plugin/request.h"
 #include "plugin/kbuild.h"
 
 __attribute__((visibility("default"))) int plugin_is_GPL_compatible;
+
+/* async-shell's part in what request.c does for every function */
+static const struct request_hooks setup_hooks = {
+	shell_makefiles_read, shell_drop_speculation,
+};
 
 /* What both entry points do. */
 static int setup_load(void)
@@ -42,10 +48,10 @@ static int setup_load(void)
 	 * that queues nothing pays for the load and little else.
 	 */
 	reexec_init();
-	funcs_load();
+	request_load(&setup_hooks);
 	shell_load();
 	/* a trace asked for: sub-makes may write to it before our first job */
-	cfg = funcs_config_at_load();
+	cfg = request_config_at_load();
 	if (cfg)
 		engine_trace_begin(cfg->trace);
 	if (registered == 1)

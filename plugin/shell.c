@@ -35,9 +35,9 @@
 #include "lib/record.h"
 #include "lib/run.h"
 #include "lib/store.h"
-#include "plugin/funcs.h"
 #include "plugin/mk.h"
 #include "plugin/output.h"
+#include "plugin/request.h"
 #include "plugin/shell.h"
 #include "plugin/spawn.h"
 #include "plugin/engine.h"
@@ -101,8 +101,8 @@ static void shell_identity(const char *command, struct buf *id, uint64_t *h)
 {
 	char *sh, **flags;
 
-	funcs_make_shell(&sh, &flags);
-	cmdid_put(id, sh, flags, funcs_cwd(), command);
+	request_make_shell(&sh, &flags);
+	cmdid_put(id, sh, flags, request_cwd(), command);
 	*h = store_hash(id->data, id->len, STORE_HASH_INIT);
 	strv_free(flags);
 	free(sh);
@@ -194,16 +194,13 @@ static int shell_holds(const struct buf *rs, uint64_t env, const char *what)
 
 static struct job *shell_new_job(enum job_kind kind, const struct cmdid *c, char **env)
 {
-	struct job *j = calloc(1, sizeof *j);
+	struct job *j;
 	struct job_msg m;
 	char name[48];
 
 	snprintf(name, sizeof name, "async-shell:%lu", ++S.names);
-	if (!j || !(j->name = strdup(name)) || !(j->command = strdup(c->command)))
-		abort();
-	j->kind = kind;
-	j->worker = -1;
-	funcs_job_msg(&m, c->shell, c->flags, c->cwd, c->command, NULL);
+	j = request_job(name, kind, c->command);
+	request_job_msg(&m, c->shell, c->flags, c->cwd, c->command, NULL);
 	m.tracer = (char *)shell_tracer();
 	m.env = env;
 	m.env_full = 1;
@@ -262,7 +259,7 @@ static char *shell_run_key(void)
 		"$(-*-command-variables-*-))");
 	struct buf k = BUF_INIT;
 
-	buf_addf(&k, "%s|%s", funcs_cwd(), v);
+	buf_addf(&k, "%s|%s", request_cwd(), v);
 	free(v);
 	shell_makefile_args(&k);
 	return buf_detach(&k, NULL);
@@ -318,7 +315,7 @@ static int shell_cache_fill(const struct config *c, struct job *j, const char *s
 	struct buf why = BUF_INIT;
 	int hit;
 
-	cache_key(&j->cache_key, shell, flags, funcs_cwd(), command, input, c->env, launcher,
+	cache_key(&j->cache_key, shell, flags, request_cwd(), command, input, c->env, launcher,
 		  c->cache_content);
 	hit = cache_get(dir, &j->cache_key, c->cache_max_age_ms, env, &a, &why);
 	if (!hit) {
@@ -415,7 +412,7 @@ static void shell_speculate(void)
 	struct buf data = BUF_INIT, why = BUF_INIT;
 	const char *bad;
 	const char *off = getenv("ASYNC_COMPILE_SPECULATE");
-	const struct config *c = funcs_config_at_load();
+	const struct config *c = request_config_at_load();
 	uint64_t env;
 
 	if (!c || !c->speculate || (off && !strcmp(off, "0")))
@@ -467,7 +464,7 @@ static void shell_speculate(void)
 		if (shell_cache_fill(c, s->job, id.shell, id.flags, id.command, NULL, NULL, env)) {
 			job_free(s->job);
 			s->job = NULL;
-		} else if (!engine_started() && !funcs_prepare(NULL, &sit, 1)) {
+		} else if (!engine_started() && !request_prepare(NULL, &sit, 1)) {
 			/* the pool starts for the first job it gets, or not at all */
 			job_free(s->job);
 			s->job = NULL;
@@ -567,7 +564,7 @@ void shell_makefiles_read(void)
 		}
 	}
 	if (S.key && !shell_same_record() && (S.nseen || S.nprev) &&
-	    shell_store(funcs_config_at_load(), 1) >= 0) {
+	    shell_store(request_config_at_load(), 1) >= 0) {
 		record_encode(&rec, S.key, S.seen, S.nseen);
 		if (store_write(S.store, S.file, rec.data, rec.len, &why) < 0)
 			log_debug("cannot write the record", &why);
@@ -581,7 +578,7 @@ void shell_exit(void)
 	shell_makefiles_read();
 	/* a cache was written: the configuration is known */
 	if (S.cache_written)
-		cache_evict(S.cache, funcs_config_at_load()->cache_max_age_ms, CACHE_MAX_BYTES);
+		cache_evict(S.cache, request_config_at_load()->cache_max_age_ms, CACHE_MAX_BYTES);
 }
 
 /* make's .SHELLSTATUS, with make's own origin for it */
@@ -660,7 +657,7 @@ static struct job *shell_run_now(const struct config *cfg, const struct buf *id,
 		 */
 		struct job_msg msg;
 
-		funcs_job_msg(&msg, c.shell, c.flags, c.cwd, c.command, NULL);
+		request_job_msg(&msg, c.shell, c.flags, c.cwd, c.command, NULL);
 		msg.tracer = (char *)shell_tracer();
 		msg.env = envp;
 		msg.env_full = 1;
@@ -739,7 +736,7 @@ char *shell_func(const char *nm, unsigned int argc, char **argv)
 	char **envp;
 
 	/* the pool is for speculation; a call runs in make's process */
-	const struct config *cfg = funcs_prepare(nm, &sit, 0);
+	const struct config *cfg = request_prepare(nm, &sit, 0);
 
 	shell_identity(argc ? argv[0] : "", &id, &h);
 	/* once per call, as $(shell) builds it once: it can run functions */
