@@ -10,6 +10,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "plugin/answer.h"
 #include "plugin/funcs.h"
 #include "plugin/mk.h"
 #include "plugin/output.h"
@@ -108,14 +109,14 @@ static char *funcs_queue(const char *fn, enum job_kind kind, unsigned int argc, 
 
 		request_job_msg(&m, shell, flags, request_cwd(), (char *)cmd.data,
 			      argc > 2 ? argv[2] : NULL);
-		/* a probe whose answer may be kept runs traced (shell.h) */
+		/* a probe whose answer may be kept runs traced (answer.h) */
 		if (kind == JOB_TRY && cfg->cache)
-			m.tracer = (char *)shell_tracer();
+			m.tracer = (char *)answer_tracer();
 		msg_put_job(&j->payload, &m);
 	}
 	/* build steps are ccache's business; probes' answers may be kept */
 	if (kind == JOB_TRY)
-		shell_cache_lookup(cfg, j, shell, flags, argv[1], argc > 2 ? argv[2] : NULL,
+		answer_lookup(cfg, j, shell, flags, argv[1], argc > 2 ? argv[2] : NULL,
 				   cfg->launcher);
 	strv_free(flags);
 	free(shell);
@@ -247,7 +248,7 @@ char *funcs_wait(const char *nm, unsigned int argc, char **argv)
 	for (size_t i = 0; i < n; i++) {
 		struct job *j = jobs[i];
 
-		shell_cache_keep(j);
+		answer_keep(j);
 		funcs_publish(j);
 		steps += j->kind == JOB_COMPILE;
 		if (j->kind == JOB_COMPILE && j->res.status) {

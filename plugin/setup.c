@@ -10,6 +10,7 @@
 #include "plugin/funcs.h"
 #include "plugin/mk.h"
 #include "plugin/shell.h"
+#include "plugin/spec.h"
 #include "plugin/engine.h"
 #include "plugin/fatal.h"
 #include "plugin/reexec.h"
@@ -20,7 +21,7 @@ __attribute__((visibility("default"))) int plugin_is_GPL_compatible;
 
 /* async-shell's part in what request.c does for every function */
 static const struct request_hooks setup_hooks = {
-	shell_makefiles_read, shell_drop_speculation,
+	shell_makefiles_read, spec_drop,
 };
 
 /* What both entry points do. */
