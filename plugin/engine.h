@@ -4,7 +4,7 @@
  *
  * Threads: make's own thread runs the make functions (funcs.c, shell.c,
  * setup.c) and is the only one that calls gmk_*.  The engine's I/O thread
- * (engine.c) owns the backend, the slots (slots.h: jobserver client,
+ * (io.c) owns the backend, the slots (slots.h: jobserver client,
  * implicit slot, limit) and every descriptor to the pool; it blocks every
  * signal so make's handlers keep running on make's thread.  One mutex,
  * engine.lock, guards the job table, the queue and the counters; the I/O
@@ -73,7 +73,7 @@ unsigned long engine_submitted(void);
 int engine_set_slots(const struct js_auth *a, int limit, struct buf *err);
 /*
  * make has read its makefiles and may now run recipes: from here on the
- * implicit slot serves only jobs make waits for (engine_implicit_job).
+ * implicit slot serves only jobs make waits for (slots_implicit_job).
  */
 void engine_makefiles_read(void);
 /* Find a job not yet waited for. */
