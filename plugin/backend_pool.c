@@ -10,6 +10,7 @@
 
 #include "pool/pool.h"
 #include "worker/worker.h"
+#include "lib/err.h"
 #include "plugin/backend.h"
 #include "plugin/fatal.h"
 #include "plugin/spawn.h"
@@ -148,7 +149,7 @@ struct backend *backend_pool_new(const char *worker_exe, int workers, int fork_m
 
 	if (!p || !(p->exe = strdup(worker_exe ? worker_exe : ""))) {
 		free(p);
-		buf_addstr(err, "out of memory");
+		err_fail(err, "out of memory");
 		return NULL;
 	}
 	p->base.ops = &pb_ops;
@@ -158,7 +159,7 @@ struct backend *backend_pool_new(const char *worker_exe, int workers, int fork_m
 	if (!p->pool) {
 		free(p->exe);
 		free(p);
-		buf_addstr(err, "out of memory");
+		err_fail(err, "out of memory");
 		return NULL;
 	}
 	return &p->base;

@@ -13,6 +13,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "lib/err.h"
 #include "lib/proto.h"
 #include "plugin/backend.h"
 #include "plugin/fatal.h"
@@ -163,12 +164,13 @@ static void sub_died(struct sub *s, const char *why)
 		return;
 	}
 	if (s->deaths > SUB_MAX_RESTARTS) {
-		char msg[256];
-		snprintf(msg, sizeof msg,
-			 "the pool supervisor died %d times in a row (last: %s); job not run",
+		struct buf msg = BUF_INIT;
+
+		buf_addf(&msg, "the pool supervisor died %d times in a row (last: %s); job not run",
 			 s->deaths, why);
-		log_msg("%s", msg);
-		sub_fail_all(s, msg);
+		log_msg("%s", (char *)msg.data);
+		sub_fail_all(s, (char *)msg.data);
+		buf_release(&msg);
 		return;
 	}
 	log_msg("pool supervisor %d died (%s); restarting it and re-sending %d job%s",
@@ -487,7 +489,7 @@ struct backend *backend_sub_new(const char *worker_exe, int workers,
 
 	if (!s || !(s->exe = strdup(worker_exe)) ||
 	    !(s->fl = calloc(2 * (size_t)workers, sizeof *s->fl))) {
-		buf_addstr(err, "out of memory");
+		err_fail(err, "out of memory");
 		if (s)
 			free(s->exe);
 		free(s);

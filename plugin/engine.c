@@ -18,6 +18,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "lib/err.h"
 #include "plugin/children.h"
 #include "plugin/backend.h"
 #include "plugin/collect.h"
@@ -207,14 +208,14 @@ void engine_trace_begin(const char *path)
 {
 	static int begun;
 	const char *level = getenv("MAKELEVEL"), *restarts = getenv("MAKE_RESTARTS");
-	struct buf why = BUF_INIT;
+	struct buf err = BUF_INIT;
 
 	if (!path || !*path || begun++ || (level && *level && strcmp(level, "0")) ||
 	    (restarts && *restarts))
 		return;
-	if (trace_begin(path, &why) < 0 && !E.trace_warned++)
-		log_msg("warning: cannot write the trace file %s: %s", path, (char *)why.data);
-	buf_release(&why);
+	if (trace_begin(path, &err) < 0 && !E.trace_warned++)
+		log_msg("warning: cannot write the trace file %s: %s", path, (char *)err.data);
+	buf_release(&err);
 }
 
 int engine_start(const struct config *cfg, struct buf *err)
@@ -230,10 +231,8 @@ int engine_start(const struct config *cfg, struct buf *err)
 	/* what a pool needs and a make that queues nothing does not pay for */
 	fatal_init();
 	reexec_arm();
-	if (spawn_snapshot_env() < 0) {
-		buf_addstr(err, "out of memory copying the environment");
-		return -1;
-	}
+	if (spawn_snapshot_env() < 0)
+		return err_fail(err, "out of memory copying the environment");
 	if (cfg->start_method != START_FORK) {
 		exe = spawn_find_worker(err);
 		if (!exe)
@@ -248,7 +247,7 @@ int engine_start(const struct config *cfg, struct buf *err)
 	if (!E.backend)
 		return -1;
 	if (pipe2(E.wake, O_CLOEXEC | O_NONBLOCK) < 0) {
-		buf_addf(err, "pipe: %s", strerror(errno));
+		err_fail(err, "pipe:");
 		E.backend->ops->destroy(E.backend, 0);
 		E.backend = NULL;
 		return -1;
@@ -273,7 +272,8 @@ int engine_start(const struct config *cfg, struct buf *err)
 	rc = pthread_create(&E.thread, NULL, io_main, NULL);
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	if (rc) {
-		buf_addf(err, "cannot start the I/O thread: %s", strerror(rc));
+		errno = rc;
+		err_fail(err, "cannot start the I/O thread:");
 		E.backend->ops->destroy(E.backend, 0);
 		E.backend = NULL;
 		close(E.wake[0]);
@@ -424,11 +424,11 @@ int engine_collect(struct job **jobs, size_t n, int64_t *id,
 
 void engine_write_trace(void)
 {
-	struct buf why = BUF_INIT;
+	struct buf err = BUF_INIT;
 
-	if (E.trace && trace_write(E.trace, &why) < 0 && !E.trace_warned++)
-		log_msg("warning: cannot write the trace file %s: %s", E.trace, (char *)why.data);
-	buf_release(&why);
+	if (E.trace && trace_write(E.trace, &err) < 0 && !E.trace_warned++)
+		log_msg("warning: cannot write the trace file %s: %s", E.trace, (char *)err.data);
+	buf_release(&err);
 }
 
 void engine_get_stats(struct engine_stats *st)
