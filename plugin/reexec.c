@@ -8,7 +8,7 @@
  * lost to the whole build; the top-level make would end with "INTERNAL:
  * Exiting with N jobserver tokens available; should be M!".  (The
  * top-level make itself drains the jobserver before it re-executes, which
- * engine.c notices: see slots_make_draining (slots.c).)
+ * the I/O thread notices: see slots_make_draining (slots.c).)
  *
  * What survives exec is the process id, the process's start time and the
  * environment.  So the bytes of the tokens held are kept in one string put
