@@ -25,7 +25,6 @@ static struct {
 	unsigned long hits, misses;
 } A = { .store = -1, .cache = -1 };
 
-
 /*
  * The digest of the environment a pool job started now would get (make's
  * environ as the pool copied it, and the config env): async-try's.
@@ -44,14 +43,14 @@ static uint64_t answer_env_digest(const struct config *c)
 
 const char *answer_tracer(void)
 {
-	struct buf why = BUF_INIT;
+	struct buf err = BUF_INIT;
 
 	if (!A.tracer_tried++) {
-		A.tracer = spawn_find_tracer(&why);
+		A.tracer = spawn_find_tracer(&err);
 		if (!A.tracer)
-			log_debug("answers are not reused", &why);
+			log_debug("answers are not reused", &err);
 	}
-	buf_release(&why);
+	buf_release(&err);
 	return A.tracer;
 }
 
@@ -105,9 +104,8 @@ static int answer_cache(const struct config *c)
 }
 
 /* Key j, and answer it from the cache if it can be: 1 on a hit. */
-int answer_fill(const struct config *c, struct job *j, const char *shell,
-			    char **flags, const char *command, const char *input, char **launcher,
-			    uint64_t env)
+int answer_fill(const struct config *c, struct job *j, const char *shell, char **flags,
+		const char *command, const char *input, char **launcher, uint64_t env)
 {
 	struct cache_answer a;
 	int dir = answer_cache(c);
@@ -136,9 +134,8 @@ int answer_fill(const struct config *c, struct job *j, const char *shell,
 }
 
 /* A lookup, counted: a hit, or a miss of a command the cache could keep. */
-void answer_count(const struct config *c, struct job *j, const char *shell,
-			      char **flags, const char *command, const char *input,
-			      char **launcher, uint64_t env)
+void answer_count(const struct config *c, struct job *j, const char *shell, char **flags,
+		  const char *command, const char *input, char **launcher, uint64_t env)
 {
 	if (answer_fill(c, j, shell, flags, command, input, launcher, env))
 		A.hits++;
@@ -147,12 +144,11 @@ void answer_count(const struct config *c, struct job *j, const char *shell,
 }
 
 void answer_lookup(const struct config *c, struct job *j, const char *shell, char **flags,
-			const char *command, const char *input, char **launcher)
+		   const char *command, const char *input, char **launcher)
 {
 	/* the digest costs a pass over the environment: only with a cache */
 	if (answer_cache(c) >= 0)
-		answer_count(c, j, shell, flags, command, input, launcher,
-				  answer_env_digest(c));
+		answer_count(c, j, shell, flags, command, input, launcher, answer_env_digest(c));
 }
 
 void answer_keep(const struct job *j)

@@ -278,7 +278,6 @@ void spec_end(void)
 	buf_release(&why);
 }
 
-
 struct job *spec_take(const struct buf *id, uint64_t h)
 {
 	for (size_t i = 0; i < P.nspec; i++) {
