@@ -1,11 +1,13 @@
 # asynccompile - a GNU Make loadable object that runs compile jobs in a
-# persistent worker pool inside the -jN budget.  See README and INSTALL.
+# persistent worker pool inside the -jN budget.  See README, INSTALL and
+# man/.
 
 PREFIX = /usr/local
 LIBDIR = $(PREFIX)/lib
 LIBEXECDIR = $(PREFIX)/libexec
 INCLUDEDIR = $(PREFIX)/include
 DATADIR = $(PREFIX)/share
+MANDIR = $(DATADIR)/man
 PKGCONFIGDIR = $(LIBDIR)/pkgconfig
 INSTALL = install
 
@@ -23,12 +25,26 @@ comma := ,
 YAML_ARCHIVE := $(shell $(CC) -print-file-name=libyaml.a 2>/dev/null)
 PLUGIN_YAML_LIBS = $(if $(filter /%,$(YAML_ARCHIVE)),$(YAML_ARCHIVE) -Wl$(comma)--exclude-libs$(comma)libyaml.a,$(YAML_LIBS))
 
+# A fresh machine says what it lacks, in one line, before any compiler
+# error: the C compiler and libyaml's header, looked for the way the
+# build will (YAML_HEADER=nope.h shows the message).  Not for goals that
+# build nothing.
+YAML_HEADER = yaml.h
+BUILD_DEPS = build-essential pkg-config libyaml-dev
+NO_BUILD_GOALS = clean uninstall check-man
+ifneq ($(if $(MAKECMDGOALS),$(filter-out $(NO_BUILD_GOALS),$(MAKECMDGOALS)),all),)
+ifeq ($(shell printf '\043include <$(YAML_HEADER)>\n' | $(CC) $(YAML_CFLAGS) $(CPPFLAGS) -E -x c - -o /dev/null 2>/dev/null && echo ok),)
+$(error no C compiler or no $(YAML_HEADER) (libyaml): on Debian, apt-get install $(BUILD_DEPS))
+endif
+endif
+
 ALL_CFLAGS = $(WARN) $(WERROR) -D_GNU_SOURCE -fPIC -fvisibility=hidden -pthread -I. \
 	-DASYNC_LIBEXECDIR='"$(LIBEXECDIR)/asynccompile"' \
 	$(YAML_CFLAGS) $(CPPFLAGS) $(CFLAGS) $(EXTRA_CFLAGS)
 ALL_LDFLAGS = -pthread $(LDFLAGS) $(EXTRA_LDFLAGS)
 
-# The folders say where code runs (README, "Development"):
+# The folders say where code runs (README, "Development", and each
+# folder's README):
 #   lib/     every process: the plugin, the supervisor, the workers
 #   pool/    the pool: in the supervisor, or in make's I/O thread
 #   worker/  a worker or supervisor process (also forked from make)
@@ -98,7 +114,7 @@ $(TRACER): $(TRACER_SRC) $(wildcard trace/*.h) lib/tracelog.h $(FLAGS_STAMP)
 	$(CC) $(TRACER_CFLAGS) -shared -o $@ $(TRACER_SRC) $(LDFLAGS) -ldl
 
 # Unit tests link what they test from the plugin too (no test includes a .c).
-UNIT_PLUGIN_OBJ = plugin/jobserver.o plugin/children.o
+UNIT_PLUGIN_OBJ = plugin/js.o plugin/children.o
 t/unit/%.t: t/unit/%.c t/unit/tap.h t/unit/corpus.h $(UNIT_PLUGIN_OBJ) $(CORE_LIB)
 	$(CC) $(ALL_CFLAGS) -o $@ $< $(UNIT_PLUGIN_OBJ) $(CORE_LIB) $(ALL_LDFLAGS) $(YAML_LIBS)
 
@@ -124,10 +140,24 @@ test-build: all $(UNIT) $(TEST_HELPERS) $(FAULT_PLUGIN)
 
 # The whole suite: unit tests once, shell tests once per make under test,
 # then the sanitizer, valgrind and fuzz passes.
-check: check-unit check-shell check-make-suite check-asan check-valgrind check-fuzz
+check: check-man check-unit check-shell check-make-suite check-asan check-valgrind check-fuzz
 
 check-unit: test-build
 	$(PROVE) $(PROVEFLAGS) $(addprefix ./,$(UNIT))
+
+# The manual pages: groff's warnings (-ww) are errors, and each page
+# renders through man -l (groff -Tutf8 without man-db).  Debian: groff-base.
+MAN_PAGES = man/asynccompile.7 man/asynccompile.yaml.5 man/asynccompile-worker.1
+check-man:
+	@command -v groff >/dev/null || { echo "check-man: no groff: apt-get install groff-base"; exit 1; }
+	@set -e; for p in $(MAN_PAGES); do \
+		w=$$(groff -man -ww -z $$p 2>&1); \
+		if [ -n "$$w" ]; then printf '%s\n' "$$w"; echo "check-man: $$p: groff -ww warns"; exit 1; fi; \
+		if command -v man >/dev/null; then r="man -l"; out=$$(MAN_DISABLE_SECCOMP=1 MANWIDTH=80 man -l $$p 2>/dev/null); \
+		else r="groff -Tutf8"; out=$$(groff -man -Tutf8 -P-cbou $$p 2>/dev/null); fi; \
+		case $$out in *NAME*DESCRIPTION*) ;; *) echo "check-man: $$p does not render with $$r"; exit 1;; esac; \
+		echo "check-man: $$p: no groff warnings, renders with $$r"; \
+	done
 
 # Tests named t02* and up drive the plugin through make: they run once per
 # start method; the others once.
@@ -202,7 +232,8 @@ check-fuzz:
 
 install: all
 	$(INSTALL) -d $(DESTDIR)$(LIBDIR) $(DESTDIR)$(LIBEXECDIR)/asynccompile \
-		$(DESTDIR)$(INCLUDEDIR) $(DESTDIR)$(PKGCONFIGDIR) $(DESTDIR)$(DATADIR)/asynccompile
+		$(DESTDIR)$(INCLUDEDIR) $(DESTDIR)$(PKGCONFIGDIR) $(DESTDIR)$(DATADIR)/asynccompile \
+		$(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(MANDIR)/man5 $(DESTDIR)$(MANDIR)/man7
 	$(INSTALL) -m 755 $(PLUGIN) $(DESTDIR)$(LIBDIR)/$(PLUGIN)
 	$(INSTALL) -m 755 $(WORKER) $(DESTDIR)$(LIBEXECDIR)/asynccompile/asynccompile-worker
 	$(INSTALL) -m 755 $(TRACER) $(DESTDIR)$(LIBEXECDIR)/asynccompile/asynccompile-trace.so
@@ -214,6 +245,9 @@ install: all
 	sed -e 's|$$(dir $$(lastword $$(MAKEFILE_LIST)))asynccompile.so|$(LIBDIR)/$(PLUGIN)|g' \
 		asynccompile-kbuild.mk > $(DESTDIR)$(DATADIR)/asynccompile/asynccompile-kbuild.mk
 	chmod 644 $(DESTDIR)$(DATADIR)/asynccompile/asynccompile-kbuild.mk
+	$(INSTALL) -m 644 man/asynccompile-worker.1 $(DESTDIR)$(MANDIR)/man1/asynccompile-worker.1
+	$(INSTALL) -m 644 man/asynccompile.yaml.5 $(DESTDIR)$(MANDIR)/man5/asynccompile.yaml.5
+	$(INSTALL) -m 644 man/asynccompile.7 $(DESTDIR)$(MANDIR)/man7/asynccompile.7
 
 uninstall:
 	rm -f $(DESTDIR)$(LIBDIR)/$(PLUGIN) \
@@ -221,7 +255,10 @@ uninstall:
 		$(DESTDIR)$(LIBEXECDIR)/asynccompile/asynccompile-trace.so \
 		$(DESTDIR)$(PKGCONFIGDIR)/asynccompile.pc \
 		$(DESTDIR)$(INCLUDEDIR)/asynccompile.mk \
-		$(DESTDIR)$(DATADIR)/asynccompile/asynccompile-kbuild.mk
+		$(DESTDIR)$(DATADIR)/asynccompile/asynccompile-kbuild.mk \
+		$(DESTDIR)$(MANDIR)/man1/asynccompile-worker.1 \
+		$(DESTDIR)$(MANDIR)/man5/asynccompile.yaml.5 \
+		$(DESTDIR)$(MANDIR)/man7/asynccompile.7
 	-rmdir $(DESTDIR)$(LIBEXECDIR)/asynccompile $(DESTDIR)$(DATADIR)/asynccompile
 
 demo: all
@@ -237,5 +274,5 @@ clean:
 		t/unit/*.t $(TEST_HELPERS) $(CORE_LIB) $(FLAGS_STAMP)
 	rm -rf build/asan build/fuzz build/faults build/valgrind build/stress
 
-.PHONY: all check check-unit check-shell check-stress check-make-suite check-asan check-valgrind check-fuzz \
+.PHONY: all check check-man check-unit check-shell check-stress check-make-suite check-asan check-valgrind check-fuzz \
 	test-build install uninstall demo bench clean

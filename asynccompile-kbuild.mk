@@ -18,7 +18,7 @@
 #    run's record, and with the answer cache on (pure answers only;
 #    `cache: false` in a configuration file turns it off);
 #  - anywhere else, expands the macro exactly as $(call) would.
-# See README, "Zero edits: Kbuild through MAKEFILES".
+# See asynccompile(7), "KBUILD: ZERO EDITS THROUGH MAKEFILES".
 #
 # A missing plugin leaves the build as it would be without this file, with
 # one line on stderr from the top-level make.  `-load` alone would not do:

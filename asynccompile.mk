@@ -211,8 +211,8 @@ ld-option-result = $(if $(call acp-passed,ld,$1),$(strip $1),$(strip $2))
 #     cflags-y += $(call cc-option,-march=winchip-c6,-march=i586)
 #
 # With the plugin loaded they run through $(async-shell), so the next run
-# of the same makefiles starts every probe ahead of need (README:
-# "$(async-shell COMMAND)"); without it, through $(shell).  Each is
+# of the same makefiles starts every probe ahead of need (asynccompile(7):
+# "DROP-IN PROBES"); without it, through $(shell).  Each is
 # defined only if the makefile has not defined it before the include.
 # The flags added are Kbuild's: KBUILD_CPPFLAGS and KBUILD_CFLAGS (cc),
 # KBUILD_AFLAGS (as, plus CLANG_FLAGS for as-instr), KBUILD_LDFLAGS (ld),

@@ -1,8 +1,8 @@
 /*
  * backend.h - how jobs reach workers.  The engine's I/O thread is the only
- * caller, with engine.lock held; backends report back through
- * engine_on_started() and engine_on_result() (engine.h) from inside
- * pollfds(), events(), submit() or destroy().
+ * caller, with engine.lock held; backends report back through the
+ * struct backend_report given at creation, from inside pollfds(),
+ * events(), submit() or destroy(), so on that thread with that lock held.
  *
  * The I/O thread's steps, each round:
  *  1. free_slots(), submit() and cancel() as the queue and slots allow;
@@ -22,6 +22,21 @@
 
 #include "lib/buf.h"
 
+struct started_msg;
+struct result_msg;
+
+/* What a backend reports: its creator's callbacks, each given ctx. */
+struct backend_report {
+	/* A worker started job id. */
+	void (*started)(void *ctx, int64_t id, const struct started_msg *m);
+	/*
+	 * Job id ended.  It may take res->out and res->err (leaving them
+	 * empty); the backend releases res afterwards.
+	 */
+	void (*result)(void *ctx, int64_t id, struct result_msg *res);
+	void *ctx;
+};
+
 struct backend {
 	const struct backend_ops *ops;
 };
@@ -38,7 +53,7 @@ struct backend_ops {
 	int (*submit)(struct backend *b, int64_t id, const void *job, size_t len, uint32_t retries);
 	/*
 	 * Stop a submitted job; its RESULT (RES_CANCELLED, or its real one if
-	 * it ended first) still comes through engine_on_result.
+	 * it ended first) still comes through report->result.
 	 */
 	void (*cancel)(struct backend *b, int64_t id);
 	size_t (*pollfds)(struct backend *b, struct pollfd *fds, size_t max, int *timeout_ms);
@@ -54,9 +69,15 @@ struct backend_ops {
 	int (*owns)(struct backend *b, pid_t pid);
 };
 
+/*
+ * The constructors copy *report.  NULL with a reason in err if out of
+ * memory; nothing is started until warm() or the first submit().
+ */
 /* backend_sub.c: one supervisor process multiplexing `workers` jobs. */
-struct backend *backend_subprocess_new(const char *worker_exe, int workers, struct buf *err);
+struct backend *backend_sub_new(const char *worker_exe, int workers,
+				const struct backend_report *report, struct buf *err);
 /* backend_pool.c: the plugin's own pool of workers, exec'd or forked. */
-struct backend *backend_pool_new(const char *worker_exe, int workers, int fork_mode, struct buf *err);
+struct backend *backend_pool_new(const char *worker_exe, int workers, int fork_mode,
+				 const struct backend_report *report, struct buf *err);
 
 #endif

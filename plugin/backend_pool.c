@@ -10,16 +10,18 @@
 
 #include "pool/pool.h"
 #include "worker/worker.h"
+#include "lib/err.h"
 #include "plugin/backend.h"
-#include "plugin/engine.h"
 #include "plugin/fatal.h"
 #include "plugin/spawn.h"
+#include "plugin/log.h"
 
 struct pb {
 	struct backend base;
 	struct pool *pool;
 	char *exe;
 	int fork_mode;
+	struct backend_report report;
 };
 
 /*
@@ -50,14 +52,16 @@ static int pb_start(void *ctx, int index, int *to, int *from, pid_t *pid)
 
 static void pb_result(void *ctx, int64_t id, struct result_msg *res)
 {
-	(void)ctx;
-	engine_on_result(id, res);
+	struct pb *b = ctx;
+
+	b->report.result(b->report.ctx, id, res);
 }
 
 static void pb_started(void *ctx, int64_t id, const struct started_msg *m)
 {
-	(void)ctx;
-	engine_on_started(id, m);
+	struct pb *b = ctx;
+
+	b->report.started(b->report.ctx, id, m);
 }
 
 /*
@@ -74,10 +78,10 @@ static void pb_reap(void *ctx, pid_t pid)
 static void pb_log(void *ctx, const char *msg)
 {
 	(void)ctx;
-	/* the pool's lines already carry the prefix engine_log adds */
+	/* the pool's lines already carry the prefix log_msg adds */
 	if (!strncmp(msg, "asynccompile: ", 14))
 		msg += 14;
-	engine_log("%s", msg);
+	log_msg("%s", msg);
 }
 
 static const struct pool_ops pb_pool_ops = {
@@ -138,22 +142,24 @@ static const struct backend_ops pb_ops = {
 	pb_grow, pb_owns,
 };
 
-struct backend *backend_pool_new(const char *worker_exe, int workers, int fork_mode, struct buf *err)
+struct backend *backend_pool_new(const char *worker_exe, int workers, int fork_mode,
+				 const struct backend_report *report, struct buf *err)
 {
 	struct pb *p = calloc(1, sizeof *p);
 
 	if (!p || !(p->exe = strdup(worker_exe ? worker_exe : ""))) {
 		free(p);
-		buf_addstr(err, "out of memory");
+		err_fail(err, "out of memory");
 		return NULL;
 	}
 	p->base.ops = &pb_ops;
 	p->fork_mode = fork_mode;
+	p->report = *report;
 	p->pool = pool_new(workers, &pb_pool_ops, p);
 	if (!p->pool) {
 		free(p->exe);
 		free(p);
-		buf_addstr(err, "out of memory");
+		err_fail(err, "out of memory");
 		return NULL;
 	}
 	return &p->base;

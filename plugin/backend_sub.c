@@ -13,10 +13,12 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "lib/err.h"
+#include "lib/proto.h"
 #include "plugin/backend.h"
-#include "plugin/engine.h"
 #include "plugin/fatal.h"
 #include "plugin/spawn.h"
+#include "plugin/log.h"
 #include "worker/worker.h"
 
 #define SUB_MAX_RESTARTS 3
@@ -43,6 +45,7 @@ struct sub {
 	struct frame_outq out;
 	struct inflight *fl;
 	int nfl;
+	struct backend_report report;
 };
 
 static void sub_close(struct sub *s)
@@ -67,7 +70,7 @@ static int sub_launch(struct sub *s)
 
 	snprintf(nbuf, sizeof nbuf, "%d", s->workers);
 	if (spawn_worker(s->exe, argv, -1, &s->to, &s->from, &s->pid) < 0) {
-		engine_log("cannot start the pool supervisor %s: %s", s->exe, strerror(errno));
+		log_msg("cannot start the pool supervisor %s: %s", s->exe, strerror(errno));
 		s->to = s->from = -1;
 		return -1;
 	}
@@ -86,7 +89,8 @@ static void sub_send_job(struct sub *s, const struct inflight *f)
 }
 
 /* Report a job the pool could not run (status 125, the reason in err). */
-static void sub_report_failed(int64_t id, uint32_t flags, uint32_t attempts, const char *why)
+static void sub_report_failed(struct sub *s, int64_t id, uint32_t flags, uint32_t attempts,
+			      const char *why)
 {
 	struct result_msg r;
 
@@ -96,14 +100,14 @@ static void sub_report_failed(int64_t id, uint32_t flags, uint32_t attempts, con
 	r.worker = -1;
 	r.attempts = attempts;
 	buf_addf(&r.err, "asynccompile: %s\n", why);
-	engine_on_result(id, &r);
+	s->report.result(s->report.ctx, id, &r);
 	msg_result_release(&r);
 }
 
 static void sub_fail_all(struct sub *s, const char *why)
 {
 	for (int i = 0; i < s->nfl; i++) {
-		sub_report_failed(s->fl[i].id, RES_CRASHED, (uint32_t)s->deaths, why);
+		sub_report_failed(s, s->fl[i].id, RES_CRASHED, (uint32_t)s->deaths, why);
 		buf_release(&s->fl[i].job);
 	}
 	s->nfl = 0;
@@ -129,7 +133,7 @@ static int64_t sub_timed_out(const struct inflight *f)
 	return timeout > 0 && ran_ms >= timeout ? timeout : 0;
 }
 
-static void sub_report_timed_out(int64_t id, int64_t timeout)
+static void sub_report_timed_out(struct sub *s, int64_t id, int64_t timeout)
 {
 	struct result_msg r;
 
@@ -140,7 +144,7 @@ static void sub_report_timed_out(int64_t id, int64_t timeout)
 	r.attempts = 1;
 	buf_addf(&r.err, "asynccompile: timed out after %lld ms; the pool supervisor died "
 		 "while it was being stopped\n", (long long)timeout);
-	engine_on_result(id, &r);
+	s->report.result(s->report.ctx, id, &r);
 	msg_result_release(&r);
 }
 
@@ -155,19 +159,20 @@ static void sub_died(struct sub *s, const char *why)
 	}
 	if (s->nfl == 0 && s->deaths <= SUB_MAX_RESTARTS) {
 		/* nothing lost; start lazily on the next job */
-		engine_log("pool supervisor %d stopped (%s)", (int)s->pid, why);
+		log_msg("pool supervisor %d stopped (%s)", (int)s->pid, why);
 		return;
 	}
 	if (s->deaths > SUB_MAX_RESTARTS) {
-		char msg[256];
-		snprintf(msg, sizeof msg,
-			 "the pool supervisor died %d times in a row (last: %s); job not run",
+		struct buf msg = BUF_INIT;
+
+		buf_addf(&msg, "the pool supervisor died %d times in a row (last: %s); job not run",
 			 s->deaths, why);
-		engine_log("%s", msg);
-		sub_fail_all(s, msg);
+		log_msg("%s", (char *)msg.data);
+		sub_fail_all(s, (char *)msg.data);
+		buf_release(&msg);
 		return;
 	}
-	engine_log("pool supervisor %d died (%s); restarting it and re-sending %d job%s",
+	log_msg("pool supervisor %d died (%s); restarting it and re-sending %d job%s",
 		   (int)s->pid, why, s->nfl, s->nfl == 1 ? "" : "s");
 	if (sub_launch(s) < 0) {
 		sub_fail_all(s, "the pool supervisor could not be restarted");
@@ -181,9 +186,9 @@ static void sub_died(struct sub *s, const char *why)
 			continue;
 		}
 		if (timeout)
-			sub_report_timed_out(s->fl[i].id, timeout);
+			sub_report_timed_out(s, s->fl[i].id, timeout);
 		else
-			sub_report_failed(s->fl[i].id, RES_CANCELLED, 1, "cancelled");
+			sub_report_failed(s, s->fl[i].id, RES_CANCELLED, 1, "cancelled");
 		buf_release(&s->fl[i].job);
 		s->fl[i--] = s->fl[--s->nfl];
 	}
@@ -219,7 +224,7 @@ static int sub_submit(struct backend *b, int64_t id, const void *job, size_t len
 		return -1;
 	}
 	if (s->to < 0 && sub_launch(s) < 0) {
-		sub_report_failed(id, RES_SPAWN_FAILED, 0, "the pool supervisor could not be started");
+		sub_report_failed(s, id, RES_SPAWN_FAILED, 0, "the pool supervisor could not be started");
 		return 0;
 	}
 	f = &s->fl[s->nfl++];
@@ -295,7 +300,7 @@ static int sub_frame(struct sub *s)
 	if (type == MSG_HELLO && id == PROTO_ID_CONTROL) {
 		struct hello_msg h;
 		if (msg_get_hello(p, n, &h, NULL) < 0 || h.version != PROTO_VERSION) {
-			engine_log("pool supervisor speaks protocol %u, not %d",
+			log_msg("pool supervisor speaks protocol %u, not %d",
 				   h.version, PROTO_VERSION);
 			return -1;
 		}
@@ -303,7 +308,7 @@ static int sub_frame(struct sub *s)
 		return 0;
 	}
 	if (!msg_get_text(p, n, MSG_ERROR, &text, &len)) {
-		engine_log("pool supervisor reported: %.*s", len, text);
+		log_msg("pool supervisor reported: %.*s", len, text);
 		return -1;
 	}
 	if (type == MSG_STARTED && id > 0) {
@@ -313,7 +318,7 @@ static int sub_frame(struct sub *s)
 		for (int i = 0; i < s->nfl; i++)
 			if (s->fl[i].id == id && !s->fl[i].started_ns)
 				s->fl[i].started_ns = proto_now_ns();
-		engine_on_started(id, &m);
+		s->report.started(s->report.ctx, id, &m);
 		return 0;
 	}
 	if (type == MSG_RESULT && id > 0) {
@@ -322,7 +327,7 @@ static int sub_frame(struct sub *s)
 			goto bad;
 		s->deaths = 0;
 		sub_done(s, id);
-		engine_on_result(id, &r);
+		s->report.result(s->report.ctx, id, &r);
 		msg_result_release(&r);
 		return 0;
 	}
@@ -330,8 +335,8 @@ static int sub_frame(struct sub *s)
 		return 0;
 	why = "unexpected message";
 bad:
-	engine_log("bad frame from the pool supervisor (job %lld): %s", (long long)id,
-		   why ? why : (char *)err.data);
+	log_msg("bad frame from the pool supervisor (job %lld): %s", (long long)id,
+		why ? why : (char *)err.data);
 	buf_release(&err);
 	return -1;
 }
@@ -365,7 +370,8 @@ static void sub_events(struct backend *b, const struct pollfd *fds, size_t nfds)
 
 				off += used;
 				if (st == FRAME_ERROR) {
-					engine_log("bad frame from the pool supervisor: %s", (char *)s->dec.err.data);
+					log_msg("bad frame from the pool supervisor: %s",
+						(char *)s->dec.err.data);
 					if (s->pid > 0)
 						kill(s->pid, SIGKILL);
 					sub_died(s, "protocol error");
@@ -479,13 +485,14 @@ static const struct backend_ops sub_ops = {
 	sub_grow, sub_owns,
 };
 
-struct backend *backend_subprocess_new(const char *worker_exe, int workers, struct buf *err)
+struct backend *backend_sub_new(const char *worker_exe, int workers,
+				const struct backend_report *report, struct buf *err)
 {
 	struct sub *s = calloc(1, sizeof *s);
 
 	if (!s || !(s->exe = strdup(worker_exe)) ||
 	    !(s->fl = calloc(2 * (size_t)workers, sizeof *s->fl))) {
-		buf_addstr(err, "out of memory");
+		err_fail(err, "out of memory");
 		if (s)
 			free(s->exe);
 		free(s);
@@ -493,6 +500,7 @@ struct backend *backend_subprocess_new(const char *worker_exe, int workers, stru
 	}
 	s->base.ops = &sub_ops;
 	s->workers = workers;
+	s->report = *report;
 	s->to = s->from = -1;
 	frame_decoder_init(&s->dec);
 	return &s->base;

@@ -3,7 +3,7 @@
  *
  * The plugin asks it about make: make counts its own running children
  * against its implicit jobserver slot, so the plugin may use that slot
- * only while make has none (see plugin/engine.c, engine_implicit_job).
+ * only while make has none (see slots.h, slots_implicit_job).
  * A zombie does not count: it has finished, and make, blocked in one of
  * the plugin's functions, merely cannot reap it yet.
  */

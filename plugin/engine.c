@@ -1,19 +1,16 @@
 /*
- * The engine: the run queue, the I/O thread that drives the backend, and
- * make's waits.  The table of jobs is jobtab.c's, what lets a job run is
- * slots.c's.  See engine.h for the threads and the locking rule.
- *
- * Why this file is longer than the others: it is every place that takes
- * engine.lock.  Both sides of the lock (make's thread submitting and
- * waiting, the I/O thread dispatching and reporting) stay in one file so
- * that what the lock guards, and every wait on its condition variable, can
- * be checked in one read.  What needs no lock lives elsewhere.
+ * engine.c - make's side of the engine (engine.h): submitting, cancelling,
+ * waiting, starting and stopping the pool, and the run queue those share
+ * with the I/O thread.  Make's thread runs this file, but for the
+ * lock-held helpers the I/O thread calls (engine_impl.h) and
+ * engine_collect_forget/abandon (collect.c, on the I/O thread).  The I/O
+ * thread itself is io.c's, the table of jobs jobtab.c's, what lets a job
+ * run slots.c's.  Every wait on E.done is here.
  */
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
 #include <signal.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,73 +18,27 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "lib/err.h"
 #include "plugin/children.h"
 #include "plugin/backend.h"
 #include "plugin/collect.h"
 #include "plugin/engine.h"
+#include "plugin/engine_impl.h"
+#include "plugin/io.h"
 #include "plugin/fatal.h"
-#include "plugin/fault.h"
 #include "plugin/jobtab.h"
+#include "plugin/log.h"
 #include "plugin/reexec.h"
 #include "plugin/slots.h"
 #include "plugin/spawn.h"
 #include "plugin/trace.h"
 
-/* how often to look whether make started draining the jobserver */
-#define DRAIN_CHECK_MS 200
-/* how often to look whether make's last running child has ended */
-#define CHILDREN_CHECK_MS 10
-/*
- * A token a collector's stand-in gave back is left to make this long
- * (it is make's next target that waits for it), before the pool's queued
- * steps may compete for tokens again.
- */
-#define SWAP_HOLD_MS 20
-
-static struct engine {
-	pthread_mutex_t lock;
-	pthread_cond_t done;       /* make's wait set is done, or the pool stopped */
-	pthread_t thread;
-	int started, stopping;
-	int wake[2];               /* self-pipe: make's thread -> I/O thread */
-	int wake_sent;             /* a byte is in it the thread has not read */
-	size_t wait_pending;       /* jobs in make's wait set not yet done */
-	struct backend *backend;
-	int64_t kill_grace_ms;
-	int workers;               /* the pool's size now */
-	int workers_max;           /* what it may grow to (config_workers_max) */
-	uint64_t results;          /* jobs reported so far (a change means: schedule) */
-	char *trace;               /* trace file, or NULL */
-	int trace_warned;
-
-	struct slots slots;
-	int64_t token_wait_since;  /* the queue's head has waited for a token since */
-	int64_t token_hold_until;  /* no token taken before then (SWAP_HOLD_MS) */
-	struct jobtab tab;
-	struct job *qhead, *qtail;
-	struct job *discarded;     /* cancelled running jobs, linked by `next` */
-	int64_t next_id;
-	struct engine_stats st;
-} E = {
+struct engine E = {
 	.lock = PTHREAD_MUTEX_INITIALIZER,
 	.done = PTHREAD_COND_INITIALIZER,
 	.wake = { -1, -1 },
 	.slots = SLOTS_INIT, /* make loads us while it reads a makefile */
 };
-
-void engine_log(const char *fmt, ...)
-{
-	struct buf b = BUF_INIT;
-	va_list ap;
-	char tmp[1024];
-
-	va_start(ap, fmt);
-	vsnprintf(tmp, sizeof tmp, fmt, ap);
-	va_end(ap);
-	buf_addf(&b, "asynccompile: %s\n", tmp);
-	(void)!write(2, b.data, b.len);
-	buf_release(&b);
-}
 
 struct job *engine_find(const char *name)
 {
@@ -114,7 +65,7 @@ static void engine_wake(void)
 }
 
 /* Lock held.  make's thread sleeps until its whole wait set is done. */
-static void engine_job_done(struct job *j)
+void engine_job_done(struct job *j)
 {
 	j->state = JOB_DONE;
 	if (j->in_wait && !--E.wait_pending)
@@ -139,8 +90,6 @@ static int engine_unqueue(struct job *j)
 	return 1;
 }
 
-static void engine_to_head(struct job *j);
-
 void engine_promote(struct job *j)
 {
 	pthread_mutex_lock(&E.lock);
@@ -150,7 +99,7 @@ void engine_promote(struct job *j)
 }
 
 /* Lock held.  A job the engine owns again: gone from every list, freed. */
-static void engine_forget(struct job *j)
+void engine_forget(struct job *j)
 {
 	jobtab_drop_id(&E.tab, j->id);
 	job_free(j);
@@ -223,77 +172,14 @@ void engine_submit(struct job *j)
 	pthread_mutex_unlock(&E.lock);
 }
 
-static void engine_dispatch(struct job *j, enum job_slot slot, unsigned char tok)
-{
-	int rc;
-
-	E.qhead = j->next;
-	if (!E.qhead)
-		E.qtail = NULL;
-	E.st.queued--;
-	j->next = NULL;
-	j->slot = slot;
-	j->token = tok;
-	j->state = JOB_RUNNING;
-	j->dispatched_ns = proto_now_ns();
-	/* may report the job finished at once (e.g. no pool could start) */
-	rc = fault_hit("submit", j->name) ? (errno = ENOMEM, -1)
-		: E.backend->ops->submit(E.backend, j->id, j->payload.data, j->payload.len,
-					 j->retries);
-	if (rc == 0)
-		E.st.bytes_out += j->payload.len;
-	buf_release(&j->payload);
-	if (rc < 0) {
-		/*
-		 * Refused, not taken: a job left RUNNING here would hold its
-		 * slot for ever and its wait would never return.
-		 */
-		struct result_msg r;
-
-		memset(&r, 0, sizeof r);
-		r.status = STATUS_NOT_RUN;
-		r.worker = -1;
-		buf_addf(&r.err, "asynccompile: the pool refused the job (%s); not run\n",
-			 strerror(errno));
-		engine_on_result(j->id, &r);
-		msg_result_release(&r);
-	}
-}
-
-/*
- * workers: auto grows the pool up to what make lets run at once: -jN
- * where no jobserver exists (the limit; `make -j` without a number sets
- * it to the CPU count, so the pool stays as it started), else as far as
- * tokens can be had.  An explicit `workers` has workers_max == workers.
- */
-static int engine_can_grow(void)
-{
-	int cap = E.slots.js_active || E.slots.limit > E.workers_max ? E.workers_max
-								     : E.slots.limit;
-
-	return E.workers < cap;
-}
-
-/*
- * Lock held.  A job holds a slot and the pool has no worker for it:
- * one more worker, started as the job reaches the pool.  0 or -1.
- */
-static int engine_grow(void)
-{
-	if (!engine_can_grow() || E.backend->ops->grow(E.backend, E.workers + 1) < 0)
-		return -1;
-	E.workers++;
-	return 0;
-}
-
-static int engine_owns(void *ctx, pid_t pid)
+int engine_owns(void *ctx, pid_t pid)
 {
 	(void)ctx;
 	return E.backend && E.backend->ops->owns(E.backend, pid);
 }
 
 /* Lock held.  A queued job goes to the head of the queue. */
-static void engine_to_head(struct job *j)
+void engine_to_head(struct job *j)
 {
 	if (E.qhead != j && engine_unqueue(j)) {
 		j->next = E.qhead;
@@ -301,312 +187,6 @@ static void engine_to_head(struct job *j)
 		if (!E.qtail)
 			E.qtail = j;
 	}
-}
-
-/* Lock held.  The queue's head starts waiting for a token. */
-static void engine_token_wait_begin(void)
-{
-	if (!E.qhead->token_wait_start)
-		E.qhead->token_wait_start = proto_now_ns();
-	if (!E.token_wait_since) {
-		E.token_wait_since = proto_now_ns();
-		E.st.token_waits++;
-	}
-}
-
-/* Lock held.  The queue's head got its token. */
-static void engine_token_wait_end(void)
-{
-	if (E.qhead->token_wait_start) {
-		E.qhead->token_wait_ns += proto_now_ns() - E.qhead->token_wait_start;
-		E.qhead->token_wait_start = 0;
-	}
-	if (E.token_wait_since) {
-		E.st.token_wait_ns += (uint64_t)(proto_now_ns() - E.token_wait_since);
-		E.token_wait_since = 0;
-	}
-}
-
-/* Start every queued job a slot and a worker are free for.  Lock held. */
-static void engine_schedule(void)
-{
-	/*
-	 * Without a jobserver and with a limit the pool cannot exceed (nor
-	 * grow to), the pool itself keeps the budget: hand it up to
-	 * `workers` more jobs to queue, so a worker that finishes starts the
-	 * next job at once instead of waiting for a round trip through this
-	 * thread.  Under a jobserver a token is only taken for a job that
-	 * starts now.
-	 */
-	int ahead = !E.slots.js_active && E.slots.reading && E.slots.limit >= E.workers &&
-		!engine_can_grow() ? E.workers : 0;
-	int room = E.backend->ops->free_slots(E.backend) + ahead;
-
-	slots_round(&E.slots);
-	if (fatal_dying())
-		return;
-	/* a connected collector stands in for a step that holds a token */
-	for (struct job *j; (j = collect_swappable());) {
-		if (j->slot == SLOT_TOKEN)
-			E.token_hold_until = proto_now_ns() + SWAP_HOLD_MS * 1000000LL;
-		slots_release(&E.slots, j);
-		j->slot = SLOT_LENT;
-		collect_lend(j);
-	}
-	/* no room: take a slot only if the pool can grow a worker for it */
-	for (; E.qhead && (room > 0 || engine_can_grow()); room = room > 0 ? room - 1 : 0) {
-		unsigned char tok = 0;
-		struct job *j = collect_lendable();
-
-		if (j) {
-			/* a collector's slot, lent to the steps it waits for */
-			if (room <= 0 && engine_grow() < 0)
-				return;
-			engine_to_head(j);
-			collect_lend(j);
-			engine_dispatch(E.qhead, SLOT_LENT, 0);
-			continue;
-		}
-		j = slots_implicit_job(&E.slots, E.qhead, engine_owns, NULL);
-		if (j) {
-			if (room <= 0 && engine_grow() < 0)
-				return;
-			engine_to_head(j);
-			E.slots.implicit_busy = 1;
-			engine_dispatch(E.qhead, SLOT_IMPLICIT, 0);
-			continue;
-		}
-		if (E.slots.js_active) {
-			int r;
-
-			if (E.token_hold_until > proto_now_ns())
-				return; /* engine_main wakes up when the hold ends */
-			r = slots_take_token(&E.slots, &tok);
-
-			if (r == 1) {
-				if (room <= 0 && engine_grow() < 0) {
-					slots_give_back(&E.slots, tok);
-					return;
-				}
-				engine_token_wait_end();
-				engine_dispatch(E.qhead, SLOT_TOKEN, tok);
-				continue;
-			}
-			if (r == 0 && E.slots.want_token)
-				engine_token_wait_begin();
-			return;
-		}
-		if (slots_take_limit(&E.slots, ahead)) {
-			if (room <= 0 && engine_grow() < 0) {
-				E.slots.limit_running--;
-				return;
-			}
-			engine_dispatch(E.qhead, SLOT_LIMIT, 0);
-			continue;
-		}
-		return;
-	}
-}
-
-/*
- * The pool counts what its workers run at once and sends the count with
- * STARTED and RESULT: a job too short to be reported started (workers
- * report only jobs that outlive WORKER_STARTED_AFTER_MS) still counts.
- */
-static void engine_saw_running(uint32_t n)
-{
-	if (n <= INT32_MAX && (int)n > E.st.max_running)
-		E.st.max_running = (int)n;
-}
-
-void engine_on_started(int64_t id, const struct started_msg *m)
-{
-	struct job *j = jobtab_by_id(&E.tab, id);
-
-	if (j && j->state == JOB_RUNNING && !j->started_ns) {
-		j->started_ns = proto_now_ns();
-		j->worker = m->worker;
-		/* running = started by a worker, not merely handed to the pool */
-		E.st.running++;
-		engine_saw_running(m->running);
-		fault_started(j->name);
-	}
-}
-
-void engine_on_result(int64_t id, struct result_msg *res)
-{
-	struct job *j = jobtab_by_id(&E.tab, id);
-	int lent;
-
-	if (!j || j->state != JOB_RUNNING)
-		return;
-	lent = j->slot == SLOT_LENT;
-	slots_release(&E.slots, j);
-	engine_saw_running(res->running);
-	if (j->discard) {
-		struct job **pp = &E.discarded;
-
-		while (*pp != j)
-			pp = &(*pp)->next;
-		*pp = j->next;
-		if (j->started_ns)
-			E.st.running--;
-		engine_forget(j);
-		return;
-	}
-	j->res.status = res->status;
-	j->res.flags = res->flags;
-	/* moved, not copied: a result may be max_output twice over */
-	buf_release(&j->res.out);
-	buf_release(&j->res.err);
-	buf_release(&j->res.order);
-	buf_release(&j->res.readset);
-	j->res.out = res->out;
-	j->res.err = res->err;
-	j->res.order = res->order;
-	j->res.readset = res->readset;
-	res->out = (struct buf)BUF_INIT;
-	res->err = (struct buf)BUF_INIT;
-	res->order = (struct buf)BUF_INIT;
-	res->readset = (struct buf)BUF_INIT;
-	j->res.start_ns = res->start_ns;
-	j->res.end_ns = res->end_ns;
-	j->res.utime_us = res->utime_us;
-	j->res.stime_us = res->stime_us;
-	j->res.maxrss_kb = res->maxrss_kb;
-	j->res.worker = res->worker;
-	j->res.attempts = res->attempts;
-	engine_job_done(j);
-	if (j->started_ns)
-		E.st.running--;
-	E.st.completed++;
-	if (res->status)
-		E.st.failed++;
-	if (res->flags & RES_TIMED_OUT)
-		E.st.timed_out++;
-	if (res->attempts > 1)
-		E.st.retried += res->attempts - 1;
-	E.st.bytes_in += j->res.out.len + j->res.err.len;
-	E.results++;
-	if (E.trace)
-		trace_record(j);
-	/* last: its collector may be sent it now, and it freed */
-	collect_ended(j, lent);
-}
-
-/* Stop every job and give every token back.  Lock held, I/O thread. */
-static void engine_stop_all(void)
-{
-	struct job *j;
-
-	if (!E.backend)
-		return;
-	E.backend->ops->destroy(E.backend, E.kill_grace_ms);
-	E.backend = NULL;
-	/* queued ones too: with the thread gone nothing would ever start them */
-	for (j = E.tab.head; j; j = j->next_all) {
-		if (j->state == JOB_DONE)
-			continue;
-		slots_release(&E.slots, j);
-		buf_addstr(&j->res.err, j->state == JOB_RUNNING
-			   ? "asynccompile: killed: make was exiting\n"
-			   : "asynccompile: not run: make was exiting\n");
-		j->res.status = STATUS_NOT_RUN;
-		engine_job_done(j);
-	}
-	while ((j = E.discarded)) {
-		E.discarded = j->next;
-		slots_release(&E.slots, j);
-		engine_forget(j);
-	}
-	/* recipe waits' jobs: their queued ones are in the queue still */
-	collect_stop();
-	E.qhead = E.qtail = NULL;
-	E.st.queued = 0;
-	pthread_cond_broadcast(&E.done);
-}
-
-static void *engine_main(void *arg)
-{
-	size_t cap = 0;
-	struct pollfd *fds = NULL;
-
-	(void)arg;
-	pthread_mutex_lock(&E.lock);
-	while (!E.stopping) {
-		size_t n = 0, nb, nc;
-		int timeout = -1;
-		uint64_t seen;
-
-		engine_schedule();
-		/* the pool may have grown */
-		if (cap < 2 * (size_t)E.workers + 8 + collect_nfds()) {
-			cap = 2 * (size_t)E.workers + 8 + collect_nfds();
-			fds = realloc(fds, cap * sizeof *fds);
-			if (!fds)
-				abort();
-		}
-		fds[n++] = (struct pollfd){ .fd = E.wake[0], .events = POLLIN };
-		if (slots_poll_fd(&E.slots) >= 0)
-			fds[n++] = (struct pollfd){ .fd = slots_poll_fd(&E.slots), .events = POLLIN };
-		nc = collect_pollfds(fds + n, cap - n);
-		n += nc;
-		seen = E.results;
-		nb = E.backend->ops->pollfds(E.backend, fds + n, cap - n, &timeout);
-		/* pollfds may itself report jobs (failed starts): schedule again */
-		if (E.results != seen)
-			timeout = 0;
-		if (slots_watch_drain(&E.slots) && (timeout < 0 || timeout > DRAIN_CHECK_MS))
-			timeout = DRAIN_CHECK_MS;
-		if (E.token_hold_until) {
-			int64_t left = (E.token_hold_until - proto_now_ns()) / 1000000 + 1;
-
-			if (left <= 0)
-				E.token_hold_until = 0;
-			else if (timeout < 0 || timeout > left)
-				timeout = (int)left;
-		}
-		if (E.slots.watch_children && (timeout < 0 || timeout > CHILDREN_CHECK_MS))
-			timeout = CHILDREN_CHECK_MS;
-		pthread_mutex_unlock(&E.lock);
-		if (poll(fds, n + nb, timeout) < 0 && errno != EINTR) {
-			/* EINVAL/ENOMEM: nothing better than to try again shortly */
-			engine_log("poll: %s", strerror(errno));
-			usleep(10000);
-			pthread_mutex_lock(&E.lock);
-			continue;
-		}
-		pthread_mutex_lock(&E.lock);
-		if (fds[0].revents) {
-			char tmp[256];
-			while (read(E.wake[0], tmp, sizeof tmp) > 0)
-				;
-			E.wake_sent = 0;
-		}
-		/* make is dying of a signal (fatal.c): end the pool, restart nothing */
-		if (fatal_dying()) {
-			engine_stop_all();
-			E.stopping = 1;
-			break;
-		}
-		/* a readable jobserver is retried by engine_schedule() */
-		E.backend->ops->events(E.backend, fds + n, nb);
-		collect_events(fds + n - nc, nc);
-		if (slots_make_draining(&E.slots) || fault_stop_now()) {
-			engine_log("warning: make is exiting while jobs never waited for still run; killing them");
-			engine_stop_all();
-			E.stopping = 1;
-		}
-	}
-	/*
-	 * The pool goes down on this thread: workers it started die with it
-	 * (parent-death signal), and with every signal blocked here a write
-	 * to a dead worker is EPIPE, not a SIGPIPE that would kill make.
-	 */
-	engine_stop_all();
-	pthread_mutex_unlock(&E.lock);
-	free(fds);
-	return NULL;
 }
 
 int engine_started(void)
@@ -628,14 +208,14 @@ void engine_trace_begin(const char *path)
 {
 	static int begun;
 	const char *level = getenv("MAKELEVEL"), *restarts = getenv("MAKE_RESTARTS");
-	struct buf why = BUF_INIT;
+	struct buf err = BUF_INIT;
 
 	if (!path || !*path || begun++ || (level && *level && strcmp(level, "0")) ||
 	    (restarts && *restarts))
 		return;
-	if (trace_begin(path, &why) < 0 && !E.trace_warned++)
-		engine_log("warning: cannot write the trace file %s: %s", path, (char *)why.data);
-	buf_release(&why);
+	if (trace_begin(path, &err) < 0 && !E.trace_warned++)
+		log_msg("warning: cannot write the trace file %s: %s", path, (char *)err.data);
+	buf_release(&err);
 }
 
 int engine_start(const struct config *cfg, struct buf *err)
@@ -647,28 +227,27 @@ int engine_start(const struct config *cfg, struct buf *err)
 	if (E.started)
 		return 0;
 	E.stopping = 0;
-	fault_init();
+	io_init();
 	/* what a pool needs and a make that queues nothing does not pay for */
 	fatal_init();
 	reexec_arm();
-	if (spawn_snapshot_env() < 0) {
-		buf_addstr(err, "out of memory copying the environment");
-		return -1;
-	}
+	if (spawn_snapshot_env() < 0)
+		return err_fail(err, "out of memory copying the environment");
 	if (cfg->start_method != START_FORK) {
 		exe = spawn_find_worker(err);
 		if (!exe)
 			return -1;
 	}
 	if (cfg->start_method == START_SUBPROCESS)
-		E.backend = backend_subprocess_new(exe, workers, err);
+		E.backend = backend_sub_new(exe, workers, &io_report, err);
 	else
-		E.backend = backend_pool_new(exe, workers, cfg->start_method == START_FORK, err);
+		E.backend = backend_pool_new(exe, workers, cfg->start_method == START_FORK,
+					     &io_report, err);
 	free(exe);
 	if (!E.backend)
 		return -1;
 	if (pipe2(E.wake, O_CLOEXEC | O_NONBLOCK) < 0) {
-		buf_addf(err, "pipe: %s", strerror(errno));
+		err_fail(err, "pipe:");
 		E.backend->ops->destroy(E.backend, 0);
 		E.backend = NULL;
 		return -1;
@@ -686,14 +265,15 @@ int engine_start(const struct config *cfg, struct buf *err)
 	 * posix_spawn when this ran on the I/O thread).
 	 */
 	if (cfg->warm && E.backend->ops->warm(E.backend) < 0)
-		engine_log("could not start the worker pool early; will retry at the first job");
+		log_msg("could not start the worker pool early; will retry at the first job");
 	/* make's signal handlers must run on make's thread only */
 	sigfillset(&all);
 	pthread_sigmask(SIG_SETMASK, &all, &old);
-	rc = pthread_create(&E.thread, NULL, engine_main, NULL);
+	rc = pthread_create(&E.thread, NULL, io_main, NULL);
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	if (rc) {
-		buf_addf(err, "cannot start the I/O thread: %s", strerror(rc));
+		errno = rc;
+		err_fail(err, "cannot start the I/O thread:");
 		E.backend->ops->destroy(E.backend, 0);
 		E.backend = NULL;
 		close(E.wake[0]);
@@ -844,11 +424,11 @@ int engine_collect(struct job **jobs, size_t n, int64_t *id,
 
 void engine_write_trace(void)
 {
-	struct buf why = BUF_INIT;
+	struct buf err = BUF_INIT;
 
-	if (E.trace && trace_write(E.trace, &why) < 0 && !E.trace_warned++)
-		engine_log("warning: cannot write the trace file %s: %s", E.trace, (char *)why.data);
-	buf_release(&why);
+	if (E.trace && trace_write(E.trace, &err) < 0 && !E.trace_warned++)
+		log_msg("warning: cannot write the trace file %s: %s", E.trace, (char *)err.data);
+	buf_release(&err);
 }
 
 void engine_get_stats(struct engine_stats *st)
@@ -872,9 +452,9 @@ void engine_shutdown(void)
 		if (job_internal(j))
 			continue;
 		if (j->state != JOB_DONE)
-			engine_log("warning: job '%s' was never waited for; killed", j->name);
+			log_msg("warning: job '%s' was never waited for; killed", j->name);
 		else if (j->kind == JOB_COMPILE && j->res.status)
-			engine_log("warning: build step '%s' failed (status %d) but was never waited for",
+			log_msg("warning: build step '%s' failed (status %d) but was never waited for",
 				   j->name, j->res.status);
 	}
 	E.stopping = 1;

@@ -4,12 +4,12 @@
  *
  * Threads: make's own thread runs the make functions (funcs.c, shell.c,
  * setup.c) and is the only one that calls gmk_*.  The engine's I/O thread
- * (engine.c) owns the backend, the slots (slots.h: jobserver client,
+ * (io.c) owns the backend, the slots (slots.h: jobserver client,
  * implicit slot, limit) and every descriptor to the pool; it blocks every
  * signal so make's handlers keep running on make's thread.  One mutex,
  * engine.lock, guards the job table, the queue and the counters; the I/O
- * thread holds it except while in poll(), so backend callbacks
- * (engine_on_*) run with it held.
+ * thread holds it except while in poll(), so what a backend reports
+ * (backend.h) comes in with it held.
  *
  * A make function's steps:
  *  1. engine_start() once the config is known (later calls do nothing);
@@ -37,7 +37,7 @@
 #include "lib/msg_collect.h"
 #include "lib/proto.h"
 #include "plugin/job.h"
-#include "plugin/jobserver.h"
+#include "plugin/js.h"
 
 struct engine_stats {
 	uint64_t submitted, completed, failed, retried, timed_out;
@@ -73,7 +73,7 @@ unsigned long engine_submitted(void);
 int engine_set_slots(const struct js_auth *a, int limit, struct buf *err);
 /*
  * make has read its makefiles and may now run recipes: from here on the
- * implicit slot serves only jobs make waits for (engine_implicit_job).
+ * implicit slot serves only jobs make waits for (slots_implicit_job).
  */
 void engine_makefiles_read(void);
 /* Find a job not yet waited for. */
@@ -117,11 +117,6 @@ void engine_write_trace(void);
 /* Kill everything, give back tokens, stop the thread (atexit). */
 void engine_shutdown(void);
 
-/* Called by backends from the I/O thread, engine lock held. */
-void engine_on_started(int64_t id, const struct started_msg *m);
-/* May take res->out and res->err (leaving them empty); the caller releases res. */
-void engine_on_result(int64_t id, struct result_msg *res);
-void engine_log(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* Called by collect.c, engine lock held: a job it sent is freed ... */
 void engine_collect_forget(struct job *j);
 /* ... and one nobody will report is stopped (as engine_cancel). */

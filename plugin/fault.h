@@ -11,7 +11,7 @@
  *   stop:NAME    once NAME is reported started, the I/O thread stops the
  *                pool as it does when make exits under it
  * The hooks' state is static, one copy per file that includes this
- * header: only engine.c does.
+ * header: only io.c does (io_init() calls fault_init()).
  */
 #ifndef ASYNC_FAULT_H
 #define ASYNC_FAULT_H

@@ -4,8 +4,9 @@
  * frees it after a wait.
  *
  * Ownership:
- *  1. A make function (funcs.c, shell.c) allocates the job, fills the
- *     fields marked "make's thread" below and hands it to engine_submit().
+ *  1. A make function (funcs.c, shell.c, spec.c) allocates the job
+ *     (request_job), fills the fields marked "make's thread" below and
+ *     hands it to engine_submit().
  *  2. From then on the engine owns it: only the engine's I/O thread
  *     writes the fields marked "engine", always with engine.lock held.
  *  3. engine_wait() returns it DONE and out of the engine's table; make's
@@ -22,10 +23,10 @@
 #include "lib/proto.h"
 
 /*
- * JOB_SHELL and JOB_SPEC are async-shell's own (shell.c): a command make
- * is waiting for, and one started ahead of need from the last run's
- * record.  They are "internal": never part of $(async-wait)'s set, never
- * warned about at exit.
+ * JOB_SHELL and JOB_SPEC are async-shell's own (shell.c, spec.c): a
+ * command make is waiting for, and one started ahead of need from the
+ * last run's record.  They are "internal": never part of
+ * $(async-wait)'s set, never warned about at exit.
  */
 enum job_kind { JOB_COMPILE, JOB_TRY, JOB_SHELL, JOB_SPEC };
 enum job_state { JOB_QUEUED, JOB_RUNNING, JOB_DONE };

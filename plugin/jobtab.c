@@ -91,20 +91,3 @@ size_t jobtab_count(const struct jobtab *t)
 		n++;
 	return n;
 }
-
-void job_free(struct job *j)
-{
-	if (!j)
-		return;
-	free(j->name);
-	free(j->command);
-	buf_release(&j->payload);
-	buf_release(&j->cache_key);
-	msg_result_release(&j->res);
-	free(j);
-}
-
-int job_internal(const struct job *j)
-{
-	return j->kind == JOB_SHELL || j->kind == JOB_SPEC;
-}

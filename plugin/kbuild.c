@@ -19,7 +19,7 @@
  *    of their builds) and the value is one $(shell COMMAND) and nothing
  *    else: the value with `$(shell` replaced by `$(async-shell` is
  *    expanded with the arguments bound as call binds them.  async-shell
- *    answers exactly what $(shell) would (README, "The answer model"), so
+ *    answers exactly what $(shell) would (asynccompile(7), "The answer model"), so
  *    the result is the macro's own.
  *  - exact: anything else (a makefile that is not Kbuild, one of Linux's
  *    macros that calls try-run rather than $(shell), a value of another
@@ -32,7 +32,7 @@
  * variable of ours, defined with `define` (verbatim) whenever the macro's
  * value changes and read back to check it.
  *
- * Limits (README, "Zero edits"): $(NAME args), with a blank, now calls
+ * Limits (asynccompile(7), "KBUILD: ZERO EDITS THROUGH MAKEFILES"): $(NAME args), with a blank, now calls
  * the function (it was a reference to a variable named "NAME args"); a
  * macro of one of these names that calls itself through $(call) stops
  * with make's "Recursive variable references itself" (make lets a

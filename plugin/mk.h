@@ -1,12 +1,21 @@
 /*
  * mk.h - talking to make through its loaded-object API (gnumake.h), in
- * setup.c.  make's thread only: these are the only calls of gmk_*.
+ * mk.c.  make's thread only: these and setup.c's registration of the make
+ * functions are the only calls of gmk_*.  This is the edge where a
+ * reason (lib/err.h) reaches the user inside make: mk_error() stops make
+ * with it, mk_print() shows it.
  */
 #ifndef ASYNC_MK_H
 #define ASYNC_MK_H
 
 #include <stddef.h>
 
+/*
+ * At load: register the internal function the others hand text to make
+ * through, and give $(async-wait) and $(async-stats), which make reads as
+ * variable references, values that call the functions.
+ */
+void mk_setup(void);
 /* Define NAME<suffix> as a simple variable holding `value` verbatim. */
 void mk_set_var(const char *name, const char *suffix, const char *value);
 /*
@@ -16,6 +25,8 @@ void mk_set_var(const char *name, const char *suffix, const char *value);
 char *mk_call(const char *name, unsigned argc, char *const *argv);
 /* $(error msg) at the current location; does not return. */
 void mk_error(const char *msg) __attribute__((noreturn));
+/* $(error fn: msg): a make function's failure, worded as every one is. */
+void mk_fail(const char *fn, const char *msg) __attribute__((noreturn));
 /* gmk_eval text (make parses it as a makefile line). */
 void mk_eval(const char *text);
 /* gmk_expand into a malloc'd string. */

@@ -8,12 +8,13 @@
 #include "lib/proto.h"
 #include "plugin/collect.h"
 #include "plugin/engine.h"
-#include "plugin/jobserver.h"
+#include "plugin/js.h"
 #include "plugin/mk.h"
 #include "plugin/job.h"
 #include "plugin/output.h"
 #include "plugin/recipe.h"
 #include "plugin/spawn.h"
+#include "plugin/log.h"
 
 /* Is `word` a word of `cmd`, as the shell splits a simple command list? */
 static int recipe_has_word(const char *cmd, const char *word)
@@ -132,7 +133,7 @@ char *recipe_collect(struct job **jobs, size_t *n)
 	line = recipe_wait_line(steps, ns, f.dry_run, &err);
 	if (!line) {
 		if (!warned++)
-			engine_log("warning: recipe waits block make: %s", (char *)err.data);
+			log_msg("warning: recipe waits block make: %s", (char *)err.data);
 	} else {
 		for (size_t i = 0; i < *n; i++)
 			if (jobs[i]->kind != JOB_COMPILE)

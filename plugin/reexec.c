@@ -8,7 +8,7 @@
  * lost to the whole build; the top-level make would end with "INTERNAL:
  * Exiting with N jobserver tokens available; should be M!".  (The
  * top-level make itself drains the jobserver before it re-executes, which
- * engine.c notices: see slots_make_draining (slots.c).)
+ * the I/O thread notices: see slots_make_draining (slots.c).)
  *
  * What survives exec is the process id, the process's start time and the
  * environment.  So the bytes of the tokens held are kept in one string put
@@ -59,6 +59,7 @@
 
 #include "plugin/engine.h"
 #include "plugin/reexec.h"
+#include "plugin/log.h"
 
 #define REEXEC_NAME "ASYNCCOMPILE_HELD_TOKENS"
 #define REEXEC_MAX 256
@@ -140,7 +141,7 @@ static void reexec_give_back(const char *v, const char *me)
 	if (!n || !js_parse_auth(getenv("MAKEFLAGS"), &a))
 		return;
 	if (js_give_back(&a, tok, n) < 0)
-		engine_log("could not give back %zu jobserver token(s) held before make "
+		log_msg("could not give back %zu jobserver token(s) held before make "
 			   "re-executed itself", n);
 	js_auth_release(&a);
 }

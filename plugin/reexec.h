@@ -1,7 +1,7 @@
 #ifndef ASYNC_REEXEC_H
 #define ASYNC_REEXEC_H
 
-#include "plugin/jobserver.h"
+#include "plugin/js.h"
 
 /*
  * reexec.c: tokens held when a sub-make re-executes itself, given back by

@@ -9,6 +9,7 @@
 #include "plugin/fatal.h"
 #include "plugin/reexec.h"
 #include "plugin/slots.h"
+#include "plugin/log.h"
 
 int slots_set(struct slots *s, const struct js_auth *a, int limit, struct buf *err,
 	      int *changed)
@@ -99,7 +100,7 @@ int slots_take_token(struct slots *s, unsigned char *tok)
 		return 0;
 	}
 	if (!s->js_warned++)
-		engine_log("jobserver unusable (%s); running one job at a time",
+		log_msg("jobserver unusable (%s); running one job at a time",
 			   strerror(errno));
 	if (!js_held(&s->js))
 		js_close(&s->js);
@@ -114,7 +115,7 @@ void slots_give_back(struct slots *s, unsigned char tok)
 	if (!reexec_hold(tok, -1))
 		js_forget(&s->js);
 	else if (js_release(&s->js, tok) < 0)
-		engine_log("could not give a jobserver token back: %s", strerror(errno));
+		log_msg("could not give a jobserver token back: %s", strerror(errno));
 }
 
 int slots_take_limit(struct slots *s, int ahead)

@@ -27,7 +27,7 @@
 
 #include "lib/buf.h"
 #include "plugin/job.h"
-#include "plugin/jobserver.h"
+#include "plugin/js.h"
 
 struct slots {
 	struct jobserver js;

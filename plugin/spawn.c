@@ -14,6 +14,7 @@
 #include "lib/sig.h"
 #include "pool/start.h"
 #include "worker/worker.h"
+#include "lib/err.h"
 #include "plugin/spawn.h"
 
 extern char **environ;
@@ -155,7 +156,7 @@ static char *spawn_find_file(const char *envvar, const char *build_rel, const ch
 	if (env && *env) {
 		if (spawn_executable(env))
 			return strdup(env);
-		buf_addf(err, "%s=%s is not an executable file", envvar, env);
+		err_fail(err, "%s=%s is not an executable file", envvar, env);
 		return NULL;
 	}
 	if (dladdr((void *)spawn_find_file, &info) && info.dli_fname) {
@@ -178,7 +179,7 @@ static char *spawn_find_file(const char *envvar, const char *build_rel, const ch
 	if (spawn_executable((char *)b.data))
 		return buf_detach(&b, NULL);
 	buf_release(&b);
-	buf_addf(err, "cannot find the %s (looked next to the plugin and in %s; set %s)", what,
+	err_fail(err, "cannot find the %s (looked next to the plugin and in %s; set %s)", what,
 		 ASYNC_LIBEXECDIR, envvar);
 	return NULL;
 }

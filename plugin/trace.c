@@ -10,6 +10,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "lib/err.h"
 #include "plugin/job.h"
 
 struct span {
@@ -183,7 +184,7 @@ static void trace_others(const char *path, const char *owner, struct buf *out)
  * name nobody can have planted (a link, someone else's file), created
  * 0600, then made readable like any build output.
  */
-static int trace_replace(const char *path, const struct buf *events, struct buf *why)
+static int trace_replace(const char *path, const struct buf *events, struct buf *err)
 {
 	struct buf b = BUF_INIT, tmp = BUF_INIT;
 	size_t off = 0;
@@ -204,9 +205,8 @@ static int trace_replace(const char *path, const struct buf *events, struct buf 
 	buf_addf(&tmp, "%s.XXXXXX", path);
 	fd = mkostemp((char *)tmp.data, O_CLOEXEC);
 	if (fd < 0) {
-		buf_addf(why, "cannot create the temporary file %s beside it: %s",
-			 (char *)tmp.data, strerror(errno));
-		ret = -1;
+		ret = err_fail(err, "cannot create the temporary file %s beside it:",
+			       (char *)tmp.data);
 	} else {
 		(void)fchmod(fd, 0644);
 		while (off < b.len) {
@@ -216,10 +216,10 @@ static int trace_replace(const char *path, const struct buf *events, struct buf 
 			off += (size_t)w;
 		}
 		if (off < b.len || close(fd) < 0)
-			buf_addf(why, "cannot write %s: %s", (char *)tmp.data, strerror(errno));
+			ret = err_fail(err, "cannot write %s:", (char *)tmp.data);
 		else if (rename((char *)tmp.data, path) < 0)
-			buf_addf(why, "cannot rename %s to it: %s", (char *)tmp.data, strerror(errno));
-		if (why->len) {
+			ret = err_fail(err, "cannot rename %s to it:", (char *)tmp.data);
+		if (ret < 0) {
 			if (off < b.len)
 				close(fd);
 			unlink((char *)tmp.data);
@@ -236,7 +236,7 @@ static int trace_replace(const char *path, const struct buf *events, struct buf 
  * the file's directory (no lock file left behind), reads what the others
  * wrote, replaces its own lines and renames the result into place.
  */
-static int trace_update(const char *path, int fresh, struct buf *why)
+static int trace_update(const char *path, int fresh, struct buf *err)
 {
 	struct buf events = BUF_INIT;
 	char owner[64], *dir = strdup(path), *slash;
@@ -252,7 +252,7 @@ static int trace_update(const char *path, int fresh, struct buf *why)
 	trace_owner(owner, sizeof owner);
 	dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (dfd < 0) {
-		buf_addf(why, "cannot open its directory %s: %s", dir, strerror(errno));
+		err_fail(err, "cannot open its directory %s:", dir);
 		free(dir);
 		return -1;
 	}
@@ -264,20 +264,20 @@ static int trace_update(const char *path, int fresh, struct buf *why)
 	pthread_mutex_lock(&trace_lock);
 	trace_events(&events);
 	pthread_mutex_unlock(&trace_lock);
-	ret = trace_replace(path, &events, why);
+	ret = trace_replace(path, &events, err);
 	close(dfd); /* and the lock with it */
 	buf_release(&events);
 	return ret;
 }
 
-int trace_write(const char *path, struct buf *why)
+int trace_write(const char *path, struct buf *err)
 {
-	return trace_update(path, 0, why);
+	return trace_update(path, 0, err);
 }
 
-int trace_begin(const char *path, struct buf *why)
+int trace_begin(const char *path, struct buf *err)
 {
-	return trace_update(path, 1, why);
+	return trace_update(path, 1, err);
 }
 
 void trace_reset(void)

@@ -17,7 +17,8 @@
  * writer's pid and start time (a re-executed make keeps its pid).
  * trace_begin() starts the file afresh: the top-level make does it when
  * its engine first starts, before any sub-make can run.
- * Both return 0, or -1 with what failed (which file, which step) in why.
+ * Both return 0, or -1 with what failed (which file, which step) in err
+ * (lib/err.h).
  */
 #ifndef ASYNC_TRACE_H
 #define ASYNC_TRACE_H
@@ -28,8 +29,8 @@ struct buf;
 struct job;
 
 void trace_record(const struct job *j);
-int trace_write(const char *path, struct buf *why);
-int trace_begin(const char *path, struct buf *why);
+int trace_write(const char *path, struct buf *err);
+int trace_begin(const char *path, struct buf *err);
 void trace_reset(void);
 
 #endif

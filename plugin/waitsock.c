@@ -12,6 +12,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "lib/err.h"
 #include "plugin/waitsock.h"
 
 static char waitsock_file[sizeof ((struct sockaddr_un *)0)->sun_path];
@@ -41,22 +42,16 @@ static int waitsock_dir(char *dir, size_t size, struct buf *err)
 		if (bases[i] && bases[i][0] == '/' && waitsock_dir_name(bases[i], dir, size) == 0)
 			break;
 	if (i == 3) {
-		buf_addstr(err, "no directory for the recipe waits' socket");
-		return -1;
+		return err_fail(err, "no directory for the recipe waits' socket");
 	}
-	if (mkdir(dir, 0700) < 0 && errno != EEXIST) {
-		buf_addf(err, "%s: cannot create: %s", dir, strerror(errno));
-		return -1;
-	}
-	if (lstat(dir, &st) < 0) {
-		buf_addf(err, "%s: %s", dir, strerror(errno));
-		return -1;
-	}
+	if (mkdir(dir, 0700) < 0 && errno != EEXIST)
+		return err_fail(err, "%s: cannot create:", dir);
+	if (lstat(dir, &st) < 0)
+		return err_fail(err, "%s:", dir);
 	if (!S_ISDIR(st.st_mode) || st.st_uid != geteuid() || (st.st_mode & 077)) {
-		buf_addf(err, "%s: refused: %s", dir, !S_ISDIR(st.st_mode) ? "not a directory"
-			 : st.st_uid != geteuid() ? "owned by another user"
-			 : "others may enter it (it must be 0700)");
-		return -1;
+		return err_fail(err, "%s: refused: %s", dir, !S_ISDIR(st.st_mode) ? "not a directory"
+				: st.st_uid != geteuid() ? "owned by another user"
+				: "others may enter it (it must be 0700)");
 	}
 	return 0;
 }
@@ -109,14 +104,14 @@ int waitsock_listen(struct buf *err)
 		rnd = (uint32_t)getpid() ^ (uint32_t)time(NULL);
 	if (snprintf(waitsock_file, sizeof waitsock_file, "%s/m%ld.%08x", dir, (long)getpid(),
 		     (unsigned)rnd) >= (int)sizeof waitsock_file) {
-		buf_addf(err, "%s: too long a path for a socket", dir);
+		err_fail(err, "%s: too long a path for a socket", dir);
 		waitsock_file[0] = 0;
 		return -1;
 	}
 	waitsock_addr(&sa, waitsock_file);
 	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
 	if (fd < 0 || bind(fd, (struct sockaddr *)&sa, sizeof sa) < 0 || listen(fd, 64) < 0) {
-		buf_addf(err, "%s: %s", waitsock_file, strerror(errno));
+		err_fail(err, "%s:", waitsock_file);
 		if (fd >= 0)
 			close(fd);
 		waitsock_file[0] = 0;
@@ -170,22 +165,16 @@ int waitsock_peer_check(int fd, struct buf *err)
 	pid_t self = getpid(), p;
 	int depth;
 
-	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cr, &len) < 0) {
-		buf_addf(err, "cannot tell who the collector is: %s", strerror(errno));
-		return -1;
-	}
-	if (cr.uid != geteuid()) {
-		buf_addf(err, "the collector runs as uid %lu, this make as uid %lu",
-			 (unsigned long)cr.uid, (unsigned long)geteuid());
-		return -1;
-	}
+	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cr, &len) < 0)
+		return err_fail(err, "cannot tell who the collector is:");
+	if (cr.uid != geteuid())
+		return err_fail(err, "the collector runs as uid %lu, this make as uid %lu",
+				(unsigned long)cr.uid, (unsigned long)geteuid());
 	for (p = cr.pid, depth = 0; p > 1 && p != self && depth < 64; depth++)
 		p = waitsock_ppid(p);
-	if (p != self) {
-		buf_addf(err, "the collector (pid %ld) is not a process of this make (pid %ld): "
-			 "it runs as the recipe line a wait expands to, not by hand or from "
-			 "another make", (long)cr.pid, (long)self);
-		return -1;
-	}
+	if (p != self)
+		return err_fail(err, "the collector (pid %ld) is not a process of this make "
+				"(pid %ld): it runs as the recipe line a wait expands to, not by "
+				"hand or from another make", (long)cr.pid, (long)self);
 	return 0;
 }

@@ -117,7 +117,7 @@ if [ "$rc" = 1 ]; then
 	run inert
 	if perl "$top/t/make-suite-compare.pl" exact "$S" loaded inert "${residue[@]}"; then
 		rc=0
-		say "what differs is what make does with any object it loads (README, \"What loading the plugin adds\")"
+		say "what differs is what make does with any object it loads (asynccompile(7), \"WHAT LOADING THE PLUGIN ADDS\")"
 	fi
 fi
 

@@ -66,11 +66,14 @@ expected=$(printf '%s\n' "$others" \
 	usr/local/lib/pkgconfig/asynccompile.pc \
 	usr/local/libexec/asynccompile/asynccompile-trace.so \
 	usr/local/libexec/asynccompile/asynccompile-worker \
-	usr/local/share/asynccompile/asynccompile-kbuild.mk)
+	usr/local/share/asynccompile/asynccompile-kbuild.mk \
+	usr/local/share/man/man1/asynccompile-worker.1 \
+	usr/local/share/man/man5/asynccompile.yaml.5 \
+	usr/local/share/man/man7/asynccompile.7)
 [ -f "$TEST_ROOT/asynccompile.mk" ] &&
 	expected=$(printf '%s\n%s\n' "$expected" usr/local/include/asynccompile.mk)
 expected=$(printf '%s\n' "$expected" | LC_ALL=C sort)
-ok "install creates exactly the plugin, the worker, the tracer, the Kbuild fragment and the .pc file" \
+ok "install creates exactly the plugin, the worker, the tracer, the Kbuild fragment, the .pc file and the manual pages" \
 	expect_eq "$expected" "$(files_in_dest)" "files under DESTDIR"
 
 ok "installed plugin is the built one" cmp "$tree_plugin" "$root/lib/asynccompile.so"
@@ -79,6 +82,18 @@ ok "installed worker is the built one" \
 ok "installed worker is executable" test -x "$root/libexec/asynccompile/asynccompile-worker"
 ok "installed tracer is the built one" \
 	cmp "$TEST_ROOT/trace/asynccompile-trace.so" "$root/libexec/asynccompile/asynccompile-trace.so"
+
+for page in man1/asynccompile-worker.1 man5/asynccompile.yaml.5 man7/asynccompile.7; do
+	ok "installed manual page $page is the source's" \
+		cmp "$TEST_ROOT/man/${page#*/}" "$root/share/man/$page"
+done
+# man finds the pages through the installed tree's man directory.
+if command -v man >/dev/null 2>&1; then
+	ok "man -M finds and renders the installed asynccompile(7)" \
+		sh -c 'MAN_DISABLE_SECCOMP=1 MANWIDTH=80 man -M "$0" 7 asynccompile 2>&1 | grep -q "async-wait"' "$root/share/man"
+else
+	skip "man not installed"
+fi
 
 # The object finds an installed worker through the libexec path compiled
 # into it; DESTDIR is a staging root and must not be compiled in.

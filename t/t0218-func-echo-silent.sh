@@ -2,7 +2,7 @@
 # A build step is echoed as make echoes a recipe line: not under -s, nor
 # under a `.SILENT:` without prerequisites, and always under -n.  (A
 # line's `@` and a `.SILENT: T` list cannot be seen from a function: see
-# README.)
+# asynccompile(7), "Output, echo and make's flags".)
 . "$(dirname "$0")/lib.sh"
 
 mk() { # text before the rule

@@ -115,7 +115,7 @@ ok "-j1 recipes: build steps never run beside make's own command" at_most 1
 ok "-j1 recipes: every job and command ran" expect_eq 8 "$(wc -l <log | tr -d ' ')"
 
 # make -j (no number): no limit to follow, so auto stays at the CPU count
-# (README, Concurrency).
+# (asynccompile(7), "CONCURRENCY").
 mk_parse $((cpus + 1)) "$cpus"
 fresh; run_make -j
 ok "make -j: the CPU count runs at once" reached "$cpus"

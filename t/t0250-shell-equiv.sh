@@ -1,7 +1,7 @@
 #!/bin/sh
 # async-shell against $(shell): the same result text, the same
 # .SHELLSTATUS and the same stderr, command by command, over a corpus of
-# awkward commands (README: "$(async-shell COMMAND)").
+# awkward commands (asynccompile(7), "DROP-IN PROBES").
 . "$(dirname "$0")/lib.sh"
 
 # Each case: a makefile fragment that sets CMD, one per line, as a makefile

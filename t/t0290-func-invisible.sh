@@ -1,6 +1,6 @@
 #!/bin/sh
-# What loading the plugin changes for a makefile, and nothing more (README,
-# "What loading the plugin adds"): two variables, the object in .LOADED, a
+# What loading the plugin changes for a makefile, and nothing more (asynccompile(7),
+# "WHAT LOADING THE PLUGIN ADDS"): two variables, the object in .LOADED, a
 # variable in make's process environment that recipes do not see.  Under
 # make --warn-undefined-variables the plugin never expands a variable the
 # makefile did not define (ASYNC_COMPILE_CONFIG, or $@ outside a recipe),

@@ -656,43 +656,8 @@ static void test_dump(void)
 		   "values that would be special unquoted");
 }
 
-/* The documented example must stay loadable (read before leaving the tree). */
-static void test_documented_example(void)
-{
-	struct config c;
-	struct buf doc = BUF_INIT, err = BUF_INIT;
-	char chunk[4096];
-	FILE *f = fopen("config/CONFIG.md", "re");
-	const char *start, *end;
-	size_t got;
-
-	if (!f) {
-		ok(1, "# SKIP config/CONFIG.md not found from %s", getcwd(chunk, sizeof(chunk)));
-		return;
-	}
-	while ((got = fread(chunk, 1, sizeof(chunk), f)) > 0)
-		buf_add(&doc, chunk, got);
-	fclose(f);
-	start = strstr((char *)doc.data, "```yaml\n");
-	end = start ? strstr(start, "\n```") : NULL;
-	ok(start && end, "CONFIG.md has a yaml example");
-	if (start && end) {
-		start += 8;
-		if (config_load_mem("CONFIG.md", start, (size_t)(end - start) + 1, &c, &err))
-			diag("%s", (char *)err.data);
-		ok(!err.len && c.workers == 0 && c.timeout_ms == 600000 &&
-		   !strcmp(c.launcher[0], "ccache") && !strcmp(c.env[0], "LC_ALL=C") &&
-		   !strcmp(c.env[2], "EMPTY=") && c.max_output == 16 << 20,
-		   "the documented example loads with the documented values");
-		config_release(&c);
-	}
-	buf_release(&doc);
-	buf_release(&err);
-}
-
 int main(void)
 {
-	test_documented_example();
 	if (!mkdtemp(tmpdir) || chdir(tmpdir)) {
 		perror(tmpdir);
 		return 2;

@@ -1,4 +1,4 @@
-/* Unit tests for plugin/jobserver.c: MAKEFLAGS parsing and token traffic. */
+/* Unit tests for plugin/js.c: MAKEFLAGS parsing and token traffic. */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdlib.h>
@@ -6,7 +6,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "plugin/jobserver.h"
+#include "plugin/js.h"
 #include "tap.h"
 
 static void test_parse_auth(void)

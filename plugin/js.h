@@ -1,5 +1,5 @@
 /*
- * jobserver.h - a client of GNU make's jobserver (4.3 pipes, 4.4 fifos).
+ * js.h - a client of GNU make's jobserver (4.3 pipes, 4.4 fifos).
  *
  * Reading: we never read from make's own descriptor.  For a pipe we open
  * /proc/self/fd/R, for a fifo the path, each O_RDONLY|O_NONBLOCK|O_CLOEXEC:
@@ -17,8 +17,8 @@
  * Every token written back is the very byte that was read.
  * Not thread-safe: the plugin calls these under its engine lock.
  */
-#ifndef ASYNC_JOBSERVER_H
-#define ASYNC_JOBSERVER_H
+#ifndef ASYNC_JS_H
+#define ASYNC_JS_H
 
 #include <sys/types.h>
 

@@ -1,4 +1,4 @@
-#include "plugin/jobserver.h"
+#include "plugin/js.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -8,6 +8,8 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
+
+#include "lib/err.h"
 
 static const char *js_next_word(const char *s, size_t *len)
 {
@@ -293,17 +295,15 @@ int js_open(struct jobserver *js, const struct js_auth *a, struct buf *err)
 		enum js_pipe_state ps = js_pipe_check(a->rfd, a->wfd, &st);
 
 		if (ps == JS_PIPE_NOT_ONE) {
-			buf_addf(err, "jobserver descriptors %d,%d are not the two ends of one pipe; "
-				 "running one job at a time", a->rfd, a->wfd);
-			return -1;
+			return err_fail(err, "jobserver descriptors %d,%d are not the two ends of "
+					"one pipe; running one job at a time", a->rfd, a->wfd);
 		}
 		/* a pipe other than the one recorded at load time: ours, not make's */
 		if (ps == JS_PIPE_CLOSED ||
 		    (a->ident && (st.st_dev != a->dev || st.st_ino != a->ino))) {
-			buf_addf(err, "jobserver descriptors %d,%d are not open "
-				 "(recursive make run without '+'?); running one job at a time",
-				 a->rfd, a->wfd);
-			return -1;
+			return err_fail(err, "jobserver descriptors %d,%d are not open "
+					"(recursive make run without '+'?); running one job at a time",
+					a->rfd, a->wfd);
 		}
 		snprintf(path, sizeof path, "/proc/self/fd/%d", a->rfd);
 		js->rfd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
@@ -316,7 +316,8 @@ int js_open(struct jobserver *js, const struct js_auth *a, struct buf *err)
 		return -1;
 	}
 	if (js->rfd < 0 || fstat(js->rfd, &st) < 0 || !S_ISFIFO(st.st_mode)) {
-		buf_addf(err, "cannot open the jobserver %s: %s; running one job at a time",
+		/* errno mid-sentence: the trailing-colon rule cannot word it */
+		err_fail(err, "cannot open the jobserver %s: %s; running one job at a time",
 			 a->style == JS_FIFO ? a->path : "pipe", strerror(errno));
 		if (js->rfd >= 0)
 			close(js->rfd);

@@ -1,0 +1,195 @@
+/*
+ * answer.c - the store, the answer cache and the tracer (answer.h).
+ * Make's thread only.
+ */
+#include <errno.h>
+#include <stdlib.h>
+
+#include "lib/cache.h"
+#include "lib/launch.h"
+#include "lib/readset.h"
+#include "lib/store.h"
+#include "plugin/answer.h"
+#include "plugin/log.h"
+#include "plugin/request.h"
+#include "plugin/spawn.h"
+
+static struct {
+	int store;              /* store directory, or -1 */
+	int store_tried;
+	int cache;              /* its cache/ directory, or -1 */
+	int cache_tried;
+	int cache_written;      /* this run added entries: evict at exit */
+	char *tracer;           /* the preload, or NULL: nothing is reused */
+	int tracer_tried;
+	unsigned long hits, misses;
+} A = { .store = -1, .cache = -1 };
+
+/*
+ * The digest of the environment a pool job started now would get (make's
+ * environ as the pool copied it, and the config env): async-try's.
+ */
+static uint64_t answer_env_digest(const struct config *c)
+{
+	char **envp = launch_environ(c->env, 0);
+	uint64_t d;
+
+	if (!envp)
+		abort();
+	d = launch_env_digest(envp);
+	free(envp);
+	return d;
+}
+
+const char *answer_tracer(void)
+{
+	struct buf err = BUF_INIT;
+
+	if (!A.tracer_tried++) {
+		A.tracer = spawn_find_tracer(&err);
+		if (!A.tracer)
+			log_debug("answers are not reused", &err);
+	}
+	buf_release(&err);
+	return A.tracer;
+}
+
+/* May an answer with read set rs stand for a call now? */
+int answer_holds(const struct buf *rs, uint64_t env, const char *what)
+{
+	struct buf why = BUF_INIT;
+	int ok = rs->len && readset_check(rs->data, rs->len, env, &why) == RS_PURE;
+
+	if (!ok)
+		log_debug(what, &why);
+	buf_release(&why);
+	return ok;
+}
+
+/*
+ * The per-user store, opened once per process (or -1).  Without `create`
+ * (reading the record at load) a store that does not exist yet is left
+ * for a later call to create: nothing is made for a make that keeps
+ * nothing.
+ */
+int answer_store(const struct config *c, int create)
+{
+	struct buf why = BUF_INIT;
+
+	if (!A.store_tried) {
+		A.store = store_open(c->cache_dir, create, &why);
+		if (A.store >= 0 || create || errno != ENOENT)
+			A.store_tried = 1;
+		if (A.store < 0)
+			log_debug("no store", &why);
+	}
+	buf_release(&why);
+	return A.store;
+}
+
+/* The cache directory when the config turns the cache on (or -1). */
+static int answer_cache(const struct config *c)
+{
+	struct buf why = BUF_INIT;
+
+	if (!c->cache || answer_store(c, 1) < 0)
+		return -1;
+	if (!A.cache_tried++) {
+		A.cache = cache_open(A.store, &why);
+		if (A.cache < 0)
+			log_debug("no cache", &why);
+	}
+	buf_release(&why);
+	return A.cache;
+}
+
+/* Key j, and answer it from the cache if it can be: 1 on a hit. */
+int answer_fill(const struct config *c, struct job *j, const char *shell, char **flags,
+		const char *command, const char *input, char **launcher, uint64_t env)
+{
+	struct cache_answer a;
+	int dir = answer_cache(c);
+
+	if (dir < 0)
+		return 0;
+	struct buf why = BUF_INIT;
+	int hit;
+
+	cache_key(&j->cache_key, shell, flags, request_cwd(), command, input, c->env, launcher,
+		  c->cache_content);
+	hit = cache_get(dir, &j->cache_key, c->cache_max_age_ms, env, &a, &why);
+	if (!hit) {
+		if (why.len)
+			log_debug("cached answer not used", &why);
+		buf_release(&why);
+		return 0;
+	}
+	buf_release(&why);
+	j->cached = 1;
+	j->res.status = a.status;
+	j->res.out = a.out;
+	j->res.err = a.err;
+	j->res.readset = a.readset;
+	return 1;
+}
+
+/* A lookup, counted: a hit, or a miss of a command the cache could keep. */
+void answer_count(const struct config *c, struct job *j, const char *shell, char **flags,
+		  const char *command, const char *input, char **launcher, uint64_t env)
+{
+	if (answer_fill(c, j, shell, flags, command, input, launcher, env))
+		A.hits++;
+	else if (j->cache_key.len)
+		A.misses++;
+}
+
+void answer_lookup(const struct config *c, struct job *j, const char *shell, char **flags,
+		   const char *command, const char *input, char **launcher)
+{
+	/* the digest costs a pass over the environment: only with a cache */
+	if (answer_cache(c) >= 0)
+		answer_count(c, j, shell, flags, command, input, launcher, answer_env_digest(c));
+}
+
+void answer_keep(const struct job *j)
+{
+	struct buf why = BUF_INIT;
+
+	if (!j->cache_key.len || j->cached || A.cache < 0 ||
+	    !cache_cacheable(j->res.status, j->res.flags))
+		return;
+	if (readset_verdict(j->res.readset.data, j->res.readset.len) != RS_PURE) {
+		/* the stored reason: why a cache that never hits does not */
+		if (log_debugging()) {
+			readset_check(j->res.readset.data, j->res.readset.len, 0, &why);
+			buf_addf(&why, " (command: %.200s)", j->command ? j->command : "?");
+			log_debug("answer not kept", &why);
+			buf_release(&why);
+		}
+		return;
+	}
+	if (cache_put(A.cache, &j->cache_key, j->res.status, &j->res.out, &j->res.err,
+		      &j->res.readset, &why) < 0)
+		log_debug("cannot keep an answer", &why);
+	else
+		A.cache_written = 1;
+	buf_release(&why);
+}
+
+void answer_miss(void)
+{
+	A.misses++;
+}
+
+void answer_exit(void)
+{
+	/* a cache was written: the configuration is known */
+	if (A.cache_written)
+		cache_evict(A.cache, request_config_at_load()->cache_max_age_ms, CACHE_MAX_BYTES);
+}
+
+void answer_stats(struct answer_stats *st)
+{
+	st->hits = A.hits;
+	st->misses = A.misses;
+}

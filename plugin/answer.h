@@ -1,0 +1,63 @@
+/*
+ * answer.h - where async-shell's and async-try's answers are kept and
+ * vouched for: the per-user store (lib/store.h), the answer cache in it
+ * (lib/cache.h, config `cache`), and the tracer that makes an answer
+ * reusable (lib/readset.h).  Make's thread only.
+ *
+ * Nothing here fails loudly: a store, cache or tracer that cannot be had
+ * means answers are not reused, and ASYNC_COMPILE_DEBUG says why
+ * (log_debug).
+ */
+#ifndef ASYNC_ANSWER_H
+#define ASYNC_ANSWER_H
+
+#include <stdint.h>
+
+#include "config/config.h"
+#include "lib/buf.h"
+#include "plugin/job.h"
+
+/*
+ * The tracer to preload into a command whose answer may be reused, found
+ * once; NULL when there is none, and then no answer is ever reused.
+ */
+const char *answer_tracer(void);
+/*
+ * May an answer with read set rs stand for a call whose environment
+ * digest is env now?  If not, `what` and the reason go to log_debug.
+ */
+int answer_holds(const struct buf *rs, uint64_t env, const char *what);
+/*
+ * The per-user store's directory descriptor, opened once per process (or
+ * -1).  Without `create` (reading the record at load) a store that does
+ * not exist yet is left for a later call to create.
+ */
+int answer_store(const struct config *c, int create);
+/*
+ * Cache lookup: with the cache on, compute j's key (the command as
+ * written, before the launcher, which is part of the key) and, on a hit,
+ * fill j->res and set j->cached.  answer_fill() takes the environment
+ * digest and counts nothing, 1 on a hit; answer_count() counts a hit, or
+ * a miss of a command the cache could keep; answer_lookup() is
+ * answer_count() with the digest of the environment a pool job started
+ * now would get (async-try's).
+ */
+int answer_fill(const struct config *c, struct job *j, const char *shell, char **flags,
+		const char *command, const char *input, char **launcher, uint64_t env);
+void answer_count(const struct config *c, struct job *j, const char *shell, char **flags,
+		  const char *command, const char *input, char **launcher, uint64_t env);
+void answer_lookup(const struct config *c, struct job *j, const char *shell, char **flags,
+		   const char *command, const char *input, char **launcher);
+/* Count a miss found late: a speculated job looked up, missed, and was used. */
+void answer_miss(void);
+/* Store a finished job's answer under its key if it ran to completion. */
+void answer_keep(const struct job *j);
+/* atexit: this run wrote to the cache: keep it within its bounds. */
+void answer_exit(void);
+
+struct answer_stats {
+	unsigned long hits, misses;
+};
+void answer_stats(struct answer_stats *st);
+
+#endif

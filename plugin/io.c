@@ -1,0 +1,415 @@
+/*
+ * io.c - the engine's I/O thread (io.h): each round it starts what the
+ * queue and the slots allow, polls the backend, the jobserver and the
+ * collectors, and takes in what the backend reports.  It runs on the
+ * plugin's I/O thread only, holding E.lock except while in poll(); the
+ * state it shares with make's thread is engine_impl.h's.
+ */
+#include <errno.h>
+#include <poll.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "plugin/collect.h"
+#include "plugin/engine_impl.h"
+#include "plugin/fatal.h"
+#include "plugin/fault.h"
+#include "plugin/io.h"
+#include "plugin/log.h"
+#include "plugin/trace.h"
+
+/* how often to look whether make started draining the jobserver */
+#define DRAIN_CHECK_MS 200
+/* how often to look whether make's last running child has ended */
+#define CHILDREN_CHECK_MS 10
+/*
+ * A token a collector's stand-in gave back is left to make this long
+ * (it is make's next target that waits for it), before the pool's queued
+ * steps may compete for tokens again.
+ */
+#define SWAP_HOLD_MS 20
+
+void io_init(void)
+{
+	fault_init();
+}
+
+static void io_on_result(void *ctx, int64_t id, struct result_msg *res);
+
+static void io_dispatch(struct job *j, enum job_slot slot, unsigned char tok)
+{
+	int rc;
+
+	E.qhead = j->next;
+	if (!E.qhead)
+		E.qtail = NULL;
+	E.st.queued--;
+	j->next = NULL;
+	j->slot = slot;
+	j->token = tok;
+	j->state = JOB_RUNNING;
+	j->dispatched_ns = proto_now_ns();
+	/* may report the job finished at once (e.g. no pool could start) */
+	rc = fault_hit("submit", j->name) ? (errno = ENOMEM, -1)
+		: E.backend->ops->submit(E.backend, j->id, j->payload.data, j->payload.len,
+					 j->retries);
+	if (rc == 0)
+		E.st.bytes_out += j->payload.len;
+	buf_release(&j->payload);
+	if (rc < 0) {
+		/*
+		 * Refused, not taken: a job left RUNNING here would hold its
+		 * slot for ever and its wait would never return.
+		 */
+		struct result_msg r;
+
+		memset(&r, 0, sizeof r);
+		r.status = STATUS_NOT_RUN;
+		r.worker = -1;
+		buf_addf(&r.err, "asynccompile: the pool refused the job (%s); not run\n",
+			 strerror(errno));
+		io_on_result(NULL, j->id, &r);
+		msg_result_release(&r);
+	}
+}
+
+/*
+ * workers: auto grows the pool up to what make lets run at once: -jN
+ * where no jobserver exists (the limit; `make -j` without a number sets
+ * it to the CPU count, so the pool stays as it started), else as far as
+ * tokens can be had.  An explicit `workers` has workers_max == workers.
+ */
+static int io_can_grow(void)
+{
+	int cap = E.slots.js_active || E.slots.limit > E.workers_max ? E.workers_max
+								     : E.slots.limit;
+
+	return E.workers < cap;
+}
+
+/*
+ * Lock held.  A job holds a slot and the pool has no worker for it:
+ * one more worker, started as the job reaches the pool.  0 or -1.
+ */
+static int io_grow(void)
+{
+	if (!io_can_grow() || E.backend->ops->grow(E.backend, E.workers + 1) < 0)
+		return -1;
+	E.workers++;
+	return 0;
+}
+
+/* Lock held.  The queue's head starts waiting for a token. */
+static void io_token_wait_begin(void)
+{
+	if (!E.qhead->token_wait_start)
+		E.qhead->token_wait_start = proto_now_ns();
+	if (!E.token_wait_since) {
+		E.token_wait_since = proto_now_ns();
+		E.st.token_waits++;
+	}
+}
+
+/* Lock held.  The queue's head got its token. */
+static void io_token_wait_end(void)
+{
+	if (E.qhead->token_wait_start) {
+		E.qhead->token_wait_ns += proto_now_ns() - E.qhead->token_wait_start;
+		E.qhead->token_wait_start = 0;
+	}
+	if (E.token_wait_since) {
+		E.st.token_wait_ns += (uint64_t)(proto_now_ns() - E.token_wait_since);
+		E.token_wait_since = 0;
+	}
+}
+
+/* Start every queued job a slot and a worker are free for.  Lock held. */
+static void io_schedule(void)
+{
+	/*
+	 * Without a jobserver and with a limit the pool cannot exceed (nor
+	 * grow to), the pool itself keeps the budget: hand it up to
+	 * `workers` more jobs to queue, so a worker that finishes starts the
+	 * next job at once instead of waiting for a round trip through this
+	 * thread.  Under a jobserver a token is only taken for a job that
+	 * starts now.
+	 */
+	int ahead = !E.slots.js_active && E.slots.reading && E.slots.limit >= E.workers &&
+		!io_can_grow() ? E.workers : 0;
+	int room = E.backend->ops->free_slots(E.backend) + ahead;
+
+	slots_round(&E.slots);
+	if (fatal_dying())
+		return;
+	/* a connected collector stands in for a step that holds a token */
+	for (struct job *j; (j = collect_swappable());) {
+		if (j->slot == SLOT_TOKEN)
+			E.token_hold_until = proto_now_ns() + SWAP_HOLD_MS * 1000000LL;
+		slots_release(&E.slots, j);
+		j->slot = SLOT_LENT;
+		collect_lend(j);
+	}
+	/* no room: take a slot only if the pool can grow a worker for it */
+	for (; E.qhead && (room > 0 || io_can_grow()); room = room > 0 ? room - 1 : 0) {
+		unsigned char tok = 0;
+		struct job *j = collect_lendable();
+
+		if (j) {
+			/* a collector's slot, lent to the steps it waits for */
+			if (room <= 0 && io_grow() < 0)
+				return;
+			engine_to_head(j);
+			collect_lend(j);
+			io_dispatch(E.qhead, SLOT_LENT, 0);
+			continue;
+		}
+		j = slots_implicit_job(&E.slots, E.qhead, engine_owns, NULL);
+		if (j) {
+			if (room <= 0 && io_grow() < 0)
+				return;
+			engine_to_head(j);
+			E.slots.implicit_busy = 1;
+			io_dispatch(E.qhead, SLOT_IMPLICIT, 0);
+			continue;
+		}
+		if (E.slots.js_active) {
+			int r;
+
+			if (E.token_hold_until > proto_now_ns())
+				return; /* io_main wakes up when the hold ends */
+			r = slots_take_token(&E.slots, &tok);
+
+			if (r == 1) {
+				if (room <= 0 && io_grow() < 0) {
+					slots_give_back(&E.slots, tok);
+					return;
+				}
+				io_token_wait_end();
+				io_dispatch(E.qhead, SLOT_TOKEN, tok);
+				continue;
+			}
+			if (r == 0 && E.slots.want_token)
+				io_token_wait_begin();
+			return;
+		}
+		if (slots_take_limit(&E.slots, ahead)) {
+			if (room <= 0 && io_grow() < 0) {
+				E.slots.limit_running--;
+				return;
+			}
+			io_dispatch(E.qhead, SLOT_LIMIT, 0);
+			continue;
+		}
+		return;
+	}
+}
+
+/*
+ * The pool counts what its workers run at once and sends the count with
+ * STARTED and RESULT: a job too short to be reported started (workers
+ * report only jobs that outlive WORKER_STARTED_AFTER_MS) still counts.
+ */
+static void io_saw_running(uint32_t n)
+{
+	if (n <= INT32_MAX && (int)n > E.st.max_running)
+		E.st.max_running = (int)n;
+}
+
+/* The backend reports (backend.h).  I/O thread, lock held. */
+static void io_on_started(void *ctx, int64_t id, const struct started_msg *m)
+{
+	(void)ctx;
+	struct job *j = jobtab_by_id(&E.tab, id);
+
+	if (j && j->state == JOB_RUNNING && !j->started_ns) {
+		j->started_ns = proto_now_ns();
+		j->worker = m->worker;
+		/* running = started by a worker, not merely handed to the pool */
+		E.st.running++;
+		io_saw_running(m->running);
+		fault_started(j->name);
+	}
+}
+
+static void io_on_result(void *ctx, int64_t id, struct result_msg *res)
+{
+	struct job *j = jobtab_by_id(&E.tab, id);
+	int lent;
+
+	(void)ctx;
+	if (!j || j->state != JOB_RUNNING)
+		return;
+	lent = j->slot == SLOT_LENT;
+	slots_release(&E.slots, j);
+	io_saw_running(res->running);
+	if (j->discard) {
+		struct job **pp = &E.discarded;
+
+		while (*pp != j)
+			pp = &(*pp)->next;
+		*pp = j->next;
+		if (j->started_ns)
+			E.st.running--;
+		engine_forget(j);
+		return;
+	}
+	j->res.status = res->status;
+	j->res.flags = res->flags;
+	/* moved, not copied: a result may be max_output twice over */
+	buf_release(&j->res.out);
+	buf_release(&j->res.err);
+	buf_release(&j->res.order);
+	buf_release(&j->res.readset);
+	j->res.out = res->out;
+	j->res.err = res->err;
+	j->res.order = res->order;
+	j->res.readset = res->readset;
+	res->out = (struct buf)BUF_INIT;
+	res->err = (struct buf)BUF_INIT;
+	res->order = (struct buf)BUF_INIT;
+	res->readset = (struct buf)BUF_INIT;
+	j->res.start_ns = res->start_ns;
+	j->res.end_ns = res->end_ns;
+	j->res.utime_us = res->utime_us;
+	j->res.stime_us = res->stime_us;
+	j->res.maxrss_kb = res->maxrss_kb;
+	j->res.worker = res->worker;
+	j->res.attempts = res->attempts;
+	engine_job_done(j);
+	if (j->started_ns)
+		E.st.running--;
+	E.st.completed++;
+	if (res->status)
+		E.st.failed++;
+	if (res->flags & RES_TIMED_OUT)
+		E.st.timed_out++;
+	if (res->attempts > 1)
+		E.st.retried += res->attempts - 1;
+	E.st.bytes_in += j->res.out.len + j->res.err.len;
+	E.results++;
+	if (E.trace)
+		trace_record(j);
+	/* last: its collector may be sent it now, and it freed */
+	collect_ended(j, lent);
+}
+
+/* Stop every job and give every token back.  Lock held, I/O thread. */
+static void io_stop_all(void)
+{
+	struct job *j;
+
+	if (!E.backend)
+		return;
+	E.backend->ops->destroy(E.backend, E.kill_grace_ms);
+	E.backend = NULL;
+	/* queued ones too: with the thread gone nothing would ever start them */
+	for (j = E.tab.head; j; j = j->next_all) {
+		if (j->state == JOB_DONE)
+			continue;
+		slots_release(&E.slots, j);
+		buf_addstr(&j->res.err, j->state == JOB_RUNNING
+			   ? "asynccompile: killed: make was exiting\n"
+			   : "asynccompile: not run: make was exiting\n");
+		j->res.status = STATUS_NOT_RUN;
+		engine_job_done(j);
+	}
+	while ((j = E.discarded)) {
+		E.discarded = j->next;
+		slots_release(&E.slots, j);
+		engine_forget(j);
+	}
+	/* recipe waits' jobs: their queued ones are in the queue still */
+	collect_stop();
+	E.qhead = E.qtail = NULL;
+	E.st.queued = 0;
+	pthread_cond_broadcast(&E.done);
+}
+
+void *io_main(void *arg)
+{
+	size_t cap = 0;
+	struct pollfd *fds = NULL;
+
+	(void)arg;
+	pthread_mutex_lock(&E.lock);
+	while (!E.stopping) {
+		size_t n = 0, nb, nc;
+		int timeout = -1;
+		uint64_t seen;
+
+		io_schedule();
+		/* the pool may have grown */
+		if (cap < 2 * (size_t)E.workers + 8 + collect_nfds()) {
+			cap = 2 * (size_t)E.workers + 8 + collect_nfds();
+			fds = realloc(fds, cap * sizeof *fds);
+			if (!fds)
+				abort();
+		}
+		fds[n++] = (struct pollfd){ .fd = E.wake[0], .events = POLLIN };
+		if (slots_poll_fd(&E.slots) >= 0)
+			fds[n++] = (struct pollfd){ .fd = slots_poll_fd(&E.slots), .events = POLLIN };
+		nc = collect_pollfds(fds + n, cap - n);
+		n += nc;
+		seen = E.results;
+		nb = E.backend->ops->pollfds(E.backend, fds + n, cap - n, &timeout);
+		/* pollfds may itself report jobs (failed starts): schedule again */
+		if (E.results != seen)
+			timeout = 0;
+		if (slots_watch_drain(&E.slots) && (timeout < 0 || timeout > DRAIN_CHECK_MS))
+			timeout = DRAIN_CHECK_MS;
+		if (E.token_hold_until) {
+			int64_t left = (E.token_hold_until - proto_now_ns()) / 1000000 + 1;
+
+			if (left <= 0)
+				E.token_hold_until = 0;
+			else if (timeout < 0 || timeout > left)
+				timeout = (int)left;
+		}
+		if (E.slots.watch_children && (timeout < 0 || timeout > CHILDREN_CHECK_MS))
+			timeout = CHILDREN_CHECK_MS;
+		pthread_mutex_unlock(&E.lock);
+		if (poll(fds, n + nb, timeout) < 0 && errno != EINTR) {
+			/* EINVAL/ENOMEM: nothing better than to try again shortly */
+			log_msg("poll: %s", strerror(errno));
+			usleep(10000);
+			pthread_mutex_lock(&E.lock);
+			continue;
+		}
+		pthread_mutex_lock(&E.lock);
+		if (fds[0].revents) {
+			char tmp[256];
+			while (read(E.wake[0], tmp, sizeof tmp) > 0)
+				;
+			E.wake_sent = 0;
+		}
+		/* make is dying of a signal (fatal.c): end the pool, restart nothing */
+		if (fatal_dying()) {
+			io_stop_all();
+			E.stopping = 1;
+			break;
+		}
+		/* a readable jobserver is retried by io_schedule() */
+		E.backend->ops->events(E.backend, fds + n, nb);
+		collect_events(fds + n - nc, nc);
+		if (slots_make_draining(&E.slots) || fault_stop_now()) {
+			log_msg("warning: make is exiting while jobs never waited for still run; killing them");
+			io_stop_all();
+			E.stopping = 1;
+		}
+	}
+	/*
+	 * The pool goes down on this thread: workers it started die with it
+	 * (parent-death signal), and with every signal blocked here a write
+	 * to a dead worker is EPIPE, not a SIGPIPE that would kill make.
+	 */
+	io_stop_all();
+	pthread_mutex_unlock(&E.lock);
+	free(fds);
+	return NULL;
+}
+
+const struct backend_report io_report = {
+	io_on_started, io_on_result, NULL,
+};

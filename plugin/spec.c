@@ -1,0 +1,358 @@
+/*
+ * spec.c - async-shell's speculation and the record it reads and writes
+ * (spec.h).  Make's thread only.
+ *
+ * Speculated jobs nobody asked for are cancelled once the makefiles have
+ * been read (spec_end, from shell_makefiles_read()); a call whose
+ * identity equals a speculated job's takes that job's answer if the
+ * job's own read set holds at that moment.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "lib/launch.h"
+#include "lib/readset.h"
+#include "lib/record.h"
+#include "lib/store.h"
+#include "plugin/answer.h"
+#include "plugin/engine.h"
+#include "plugin/log.h"
+#include "plugin/mk.h"
+#include "plugin/request.h"
+#include "plugin/spec.h"
+
+struct spec {
+	struct buf id;
+	uint64_t h;
+	struct job *job;        /* NULL once used or cancelled */
+};
+
+static struct {
+	int done;               /* makefiles read: no more recording */
+	char *key;
+	char file[32];
+	struct record_entry *prev; /* the record read at load */
+	size_t nprev;
+	struct spec *spec;
+	size_t nspec;
+	struct record_entry *seen; /* commands asked for while makefiles were read */
+	size_t nseen, capseen;
+	unsigned long speculated, hits, unused, unproven, rejected;
+	unsigned long names;
+} P;
+
+static struct job *spec_new_job(enum job_kind kind, const struct cmdid *c, char **env)
+{
+	struct job *j;
+	struct job_msg m;
+	char name[48];
+
+	snprintf(name, sizeof name, "async-shell:%lu", ++P.names);
+	j = request_job(name, kind, c->command);
+	request_job_msg(&m, c->shell, c->flags, c->cwd, c->command, NULL);
+	m.tracer = (char *)answer_tracer();
+	m.env = env;
+	m.env_full = 1;
+	msg_put_job(&j->payload, &m);
+	return j;
+}
+
+/*
+ * The makefiles named by -f on this make's command line: MAKEFILE_LIST
+ * at load holds only what was read before the load, which under
+ * MAKEFILES (asynccompile-kbuild.mk) is the same for every make of a
+ * build.  Short options run together with f (-sf FILE) are not parsed;
+ * such makes share a record, which costs hits, never answers.
+ */
+static void spec_makefile_args(struct buf *k)
+{
+	struct buf cmd = BUF_INIT;
+	int fd = open("/proc/self/cmdline", O_RDONLY | O_CLOEXEC);
+	char chunk[4096];
+	ssize_t n;
+
+	if (fd < 0)
+		return;
+	while ((n = read(fd, chunk, sizeof chunk)) > 0)
+		buf_add(&cmd, chunk, (size_t)n);
+	close(fd);
+	for (size_t i = 0; i < cmd.len;) {
+		const char *a = (const char *)cmd.data + i;
+		size_t len = strnlen(a, cmd.len - i);
+		const char *next = i + len + 1 < cmd.len ? a + len + 1 : NULL;
+
+		if ((!strcmp(a, "-f") || !strcmp(a, "--file") || !strcmp(a, "--makefile")) && next)
+			buf_addf(k, "|-f %s", next);
+		else if (!strncmp(a, "-f", 2) && a[2])
+			buf_addf(k, "|-f %s", a + 2);
+		else if (!strncmp(a, "--file=", 7) || !strncmp(a, "--makefile=", 11))
+			buf_addf(k, "|-f %s", strchr(a, '=') + 1);
+		i += len + 1;
+	}
+	buf_release(&cmd);
+}
+
+/*
+ * What names "the same makefiles": directory, the makefiles read so far,
+ * goals and command-line variables (a Kbuild sub-make's obj=DIR).  Read
+ * through $(origin) so --warn-undefined-variables stays quiet (loaded by
+ * --eval, before any makefile, even MAKEFILE_LIST is undefined).
+ */
+static char *spec_run_key(void)
+{
+	char *v = mk_expand(
+		"$(MAKE_VERSION)|$(MAKELEVEL)"
+		"|$(if $(filter undefined,$(origin MAKEFILE_LIST)),,$(MAKEFILE_LIST))"
+		"|$(if $(filter undefined,$(origin MAKECMDGOALS)),,$(MAKECMDGOALS))"
+		"|$(if $(filter undefined,$(origin -*-command-variables-*-)),,"
+		"$(-*-command-variables-*-))");
+	struct buf k = BUF_INIT;
+
+	buf_addf(&k, "%s|%s", request_cwd(), v);
+	free(v);
+	spec_makefile_args(&k);
+	return buf_detach(&k, NULL);
+}
+
+/*
+ * The jobserver MAKEFLAGS and MFLAGS name changes from run to run (make
+ * 4.4's fifo is named after the top make's pid): in the environment the
+ * last run's call had, name this run's, taken from the MAKEFLAGS this make
+ * got.  Only a guess of the call's environment, checked at the call like
+ * any other (its digest must be the call's).
+ */
+static void spec_env_refresh(char **envp)
+{
+	static const char opt[] = "--jobserver-auth=";
+	const char *now = getenv("MAKEFLAGS"), *cur = now ? strstr(now, opt) : NULL;
+
+	for (; cur && *envp; envp++) {
+		char *old;
+		struct buf b = BUF_INIT;
+
+		if ((strncmp(*envp, "MAKEFLAGS=", 10) && strncmp(*envp, "MFLAGS=", 7)) ||
+		    !(old = strstr(*envp, opt)))
+			continue;
+		buf_add(&b, *envp, (size_t)(old - *envp));
+		buf_add(&b, cur, strcspn(cur, " "));
+		buf_addstr(&b, old + strcspn(old, " "));
+		free(*envp);
+		*envp = buf_detach(&b, NULL);
+	}
+}
+
+/* Read the record for this run and queue what it lists. */
+void spec_start(void)
+{
+	struct situation sit;
+	struct buf data = BUF_INIT, why = BUF_INIT;
+	const char *off = getenv("ASYNC_COMPILE_SPECULATE");
+	const struct config *c = request_config_at_load();
+	uint64_t env;
+	int store;
+
+	if (!c || !c->speculate || (off && !strcmp(off, "0")))
+		return;
+	/* named now, while MAKEFILE_LIST lists the makefiles read before the load */
+	P.key = spec_run_key();
+	snprintf(P.file, sizeof P.file, "rec-%016llx",
+		 (unsigned long long)store_hash(P.key, strlen(P.key), STORE_HASH_INIT));
+	store = answer_store(c, 0);
+	if (store < 0)
+		goto out;
+	if (store_read(store, P.file, &data, &why) < 0) {
+		log_debug("no record", &why);
+		goto out;
+	}
+	buf_addf(&why, "%s: ", P.file);
+	if (record_decode(data.data, data.len, P.key, &P.prev, &P.nprev, &why) < 0) {
+		log_debug("record ignored", &why);
+		goto out;
+	}
+	if (!P.nprev || !answer_tracer())
+		goto out;
+	P.spec = calloc(P.nprev, sizeof *P.spec);
+	if (!P.spec)
+		abort();
+	for (size_t i = 0; i < P.nprev; i++) {
+		struct record_entry *e = &P.prev[i];
+		struct cmdid id;
+		struct spec *s;
+		/* the environment its last call had: the next call's, most likely */
+		char **envp = record_env_get(e->env.data, e->env.len);
+
+		if (!envp)
+			abort(); /* record_decode checked every entry */
+		/* only what its last run proved pure, and still would be */
+		if (!answer_holds(&e->rs, launch_env_digest(envp), "not run ahead of need")) {
+			P.unproven++;
+			strv_free(envp);
+			continue;
+		}
+		spec_env_refresh(envp);
+		env = launch_env_digest(envp);
+		s = &P.spec[P.nspec++];
+		if (cmdid_get(e->id.data, e->id.len, &id) < 0)
+			abort();
+		buf_add(&s->id, e->id.data, e->id.len);
+		s->h = store_hash(s->id.data, s->id.len, STORE_HASH_INIT);
+		s->job = spec_new_job(JOB_SPEC, &id, envp);
+		/* an answer the cache holds needs no job */
+		if (answer_fill(c, s->job, id.shell, id.flags, id.command, NULL, NULL, env)) {
+			job_free(s->job);
+			s->job = NULL;
+		} else if (!engine_started() && !request_prepare(NULL, &sit, 1)) {
+			/* the pool starts for the first job it gets, or not at all */
+			job_free(s->job);
+			s->job = NULL;
+			cmdid_release(&id);
+			strv_free(envp);
+			break;
+		} else {
+			engine_submit(s->job);
+			P.speculated++;
+		}
+		cmdid_release(&id);
+		strv_free(envp);
+	}
+out:
+	buf_release(&data);
+	buf_release(&why);
+}
+
+/* Cancel every speculated job not yet taken. */
+static void spec_cancel_all(void)
+{
+	for (size_t i = 0; i < P.nspec; i++) {
+		if (P.spec[i].job) {
+			engine_cancel(P.spec[i].job);
+			P.spec[i].job = NULL;
+			P.unused++;
+		}
+	}
+}
+
+int spec_drop(void)
+{
+	if (!P.speculated || engine_submitted() != P.speculated)
+		return 0;
+	spec_cancel_all();
+	return 1;
+}
+
+static int spec_same_record(void)
+{
+	if (P.nseen != P.nprev)
+		return 0;
+	for (size_t i = 0; i < P.nseen; i++) {
+		const struct record_entry *a = &P.seen[i], *b = &P.prev[i];
+
+		if (a->id.len != b->id.len || memcmp(a->id.data, b->id.data, a->id.len) ||
+		    a->rs.len != b->rs.len || memcmp(a->rs.data, b->rs.data, a->rs.len) ||
+		    a->env.len != b->env.len || memcmp(a->env.data, b->env.data, a->env.len))
+			return 0;
+	}
+	return 1;
+}
+void spec_end(void)
+{
+	struct buf rec = BUF_INIT, why = BUF_INIT;
+	int store;
+
+	if (P.done)
+		return;
+	P.done = 1;
+	spec_cancel_all();
+	if (P.key && !spec_same_record() && (P.nseen || P.nprev) &&
+	    (store = answer_store(request_config_at_load(), 1)) >= 0) {
+		record_encode(&rec, P.key, P.seen, P.nseen);
+		if (store_write(store, P.file, rec.data, rec.len, &why) < 0)
+			log_debug("cannot write the record", &why);
+	}
+	buf_release(&rec);
+	buf_release(&why);
+}
+
+struct job *spec_take(const struct buf *id, uint64_t h)
+{
+	for (size_t i = 0; i < P.nspec; i++) {
+		struct spec *s = &P.spec[i];
+
+		if (s->job && s->h == h && s->id.len == id->len &&
+		    !memcmp(s->id.data, id->data, id->len)) {
+			struct job *j = s->job;
+			s->job = NULL;
+			return j;
+		}
+	}
+	return NULL;
+}
+
+/* A speculated job's answer, if it still is the answer now (else NULL). */
+struct job *spec_answer(struct job *j, uint64_t env)
+{
+	if (!j->cached) {
+		struct job **jobs = &j;
+		size_t one = 1;
+
+		engine_promote(j);
+		engine_wait(&jobs, &one, 0);
+		answer_keep(j);
+	}
+	if (answer_holds(&j->res.readset, env, "speculated answer not used")) {
+		P.hits++;
+		if (j->cache_key.len && !j->cached)
+			answer_miss(); /* looked up when it was speculated */
+		return j;
+	}
+	P.rejected++;
+	job_free(j);
+	return NULL;
+}
+
+/*
+ * Remember what this make asked for while reading makefiles, with what
+ * its answer depended on: an impure or opaque run is kept too, so that
+ * the next run knows not to start it ahead of need.
+ */
+size_t spec_note(size_t seen, const struct buf *id, const struct buf *rs, char **envp)
+{
+	struct record_entry *e;
+
+	if (P.done)
+		return seen;
+	if (!seen) {
+		if (P.nseen == P.capseen) {
+			P.capseen = P.capseen ? 2 * P.capseen : 64;
+			P.seen = realloc(P.seen, P.capseen * sizeof *P.seen);
+			if (!P.seen)
+				abort();
+		}
+		e = &P.seen[P.nseen++];
+		memset(e, 0, sizeof *e);
+		buf_add(&e->id, id->data, id->len);
+		seen = P.nseen;
+	}
+	e = &P.seen[seen - 1];
+	buf_reset(&e->env);
+	wire_put_strv(&e->env, envp);
+	buf_reset(&e->rs);
+	if (rs->len)
+		buf_add(&e->rs, rs->data, rs->len);
+	else
+		readset_opaque(&e->rs, "not traced");
+	return seen;
+}
+
+void spec_stats(struct spec_stats *st)
+{
+	st->speculated = P.speculated;
+	st->hits = P.hits;
+	st->unused = P.unused;
+	st->unproven = P.unproven;
+	st->rejected = P.rejected;
+}
