@@ -8,6 +8,7 @@
  * with FILE:LINE:COLUMN.
  */
 #include "config/config.h"
+#include "lib/err.h"
 #include "lib/proto.h"
 
 #include <errno.h>
@@ -316,7 +317,6 @@ int config_load_file(const char *path, struct config *c, struct buf *err)
 {
 	struct buf data = BUF_INIT;
 	struct stat st;
-	const char *bad = NULL;
 	int fd, rc = 0;
 
 	/*
@@ -325,16 +325,15 @@ int config_load_file(const char *path, struct config *c, struct buf *err)
 	 */
 	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
 	if (fd < 0) {
-		buf_addf(err, "%s: cannot open: %s", path, strerror(errno));
+		err_fail(err, "%s: cannot open:", path);
 		config_defaults(c);
 		return -1;
 	}
 	if (fstat(fd, &st) < 0)
-		bad = strerror(errno);
+		rc = err_fail(err, "%s: cannot read:", path);
 	else if (!S_ISREG(st.st_mode))
-		bad = cfg_file_kind(st.st_mode);
-	if (bad) {
-		buf_addf(err, "%s: cannot read: %s", path, bad);
+		rc = err_fail(err, "%s: cannot read: %s", path, cfg_file_kind(st.st_mode));
+	if (rc < 0) {
 		close(fd);
 		config_defaults(c);
 		return -1;
@@ -348,16 +347,14 @@ int config_load_file(const char *path, struct config *c, struct buf *err)
 		if (got < 0 && errno == EINTR)
 			continue;
 		if (got < 0) {
-			buf_addf(err, "%s: cannot read: %s", path, strerror(errno));
-			rc = -1;
+			rc = err_fail(err, "%s: cannot read:", path);
 			break;
 		}
 		if (!got)
 			break;
 		data.len += (size_t)got;
 		if (data.len > CONFIG_MAX_FILE) {
-			buf_addf(err, "%s: cannot read: larger than 1 MiB", path);
-			rc = -1;
+			rc = err_fail(err, "%s: cannot read: larger than 1 MiB", path);
 			break;
 		}
 	}

@@ -35,7 +35,7 @@ static inline void fuzz_frames(struct frame_decoder *d, const uint8_t *data, siz
 			abort();
 		off += used;
 		if (r == FRAME_ERROR) {
-			if (!d->err[0])
+			if (!d->err.len)
 				abort();
 			break;
 		}

@@ -21,7 +21,7 @@ static void fuzz_one(const uint8_t *p, size_t n)
 	struct cache_answer a;
 	struct buf key = BUF_INIT, again = BUF_INIT;
 	int64_t created;
-	struct reader r;
+	struct wire_reader r;
 	const void *k;
 	size_t klen;
 
@@ -29,8 +29,8 @@ static void fuzz_one(const uint8_t *p, size_t n)
 		return;
 	if (!cache_cacheable(a.status, 0))
 		abort();
-	reader_init(&r, p + 8 + 4, n - 8 - 4);
-	k = get_bytes(&r, &klen);
+	wire_reader_init(&r, p + 8 + 4, n - 8 - 4);
+	k = wire_get_bytes(&r, &klen);
 	if (!k)
 		abort();
 	buf_add(&key, k, klen);

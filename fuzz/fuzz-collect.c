@@ -1,5 +1,5 @@
 /*
- * fuzz-collect.c - drive the recipe waits' decoders (lib/collectmsg.h)
+ * fuzz-collect.c - drive the recipe waits' decoders (lib/msg_collect.h)
  * with arbitrary bytes, as both ends of the channel decode them: frames
  * cut at every offset (frames.h: the first input byte picks the chunk
  * size), then COLLECT (the plugin's side), STEP and ERROR (the
@@ -12,7 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "lib/collectmsg.h"
+#include "lib/msg_collect.h"
 #include "frames.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
@@ -21,24 +21,26 @@ static void fuzz_payload(const unsigned char *p, size_t n)
 {
 	struct collect_msg c;
 	struct step_msg s;
-	const char *why = NULL, *text;
+	struct buf why = BUF_INIT; /* reset before each decoder: none inherits a reason */
+	const char *text;
 	int len;
 
 	if (msg_get_collect(p, n, &c, &why) == 0) {
 		/* what the plugin looks a wait up by is as documented */
 		if (c.wait <= 0 || strlen(c.cookie) != COLLECT_COOKIE_HEX)
 			abort();
-	} else if (!why) {
+	} else if (!why.len) {
 		abort();
 	}
-	why = NULL;
+	buf_reset(&why);
 	if (msg_get_step(p, n, &s, &why) == 0) {
 		if (!s.name || !s.command || !s.res.out.data || !s.res.err.data)
 			abort();
-		step_msg_release(&s);
-	} else if (!why || s.name || s.command || s.res.out.data) {
+		msg_step_release(&s);
+	} else if (!why.len || s.name || s.command || s.res.out.data) {
 		abort();
 	}
+	buf_release(&why);
 	if (msg_get_text(p, n, MSG_ERROR, &text, &len) == 0 && (len < 0 || (size_t)len >= n))
 		abort();
 }
@@ -52,7 +54,7 @@ static void fuzz_arg(const uint8_t *data, size_t size)
 		abort();
 	memcpy(s, data, size);
 	s[size] = 0;
-	if (collect_parse_arg(s, &c) == 0 &&
+	if (msg_collect_parse_arg(s, &c) == 0 &&
 	    (c.wait <= 0 || strlen(c.cookie) != COLLECT_COOKIE_HEX || c.version != PROTO_VERSION))
 		abort();
 	free(s);

@@ -16,35 +16,37 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 /* Decoding must not care whether the bytes were a valid message. */
 static void fuzz_messages(const unsigned char *p, size_t n)
 {
-	const char *why;
+	struct buf why = BUF_INIT; /* reset before each check of a reason */
 	struct hello_msg h;
 	struct job_msg j;
 	struct started_msg s;
 	struct result_msg r;
 	uint32_t w;
 
-	if (msg_get_hello(p, n, &h, &why) < 0 && !why)
+	if (msg_get_hello(p, n, &h, &why) < 0 && !why.len)
 		abort();
+	buf_reset(&why);
 	if (msg_get_job(p, n, &j, &why) == 0) {
 		/* A decoded job is usable as documented. */
 		if (!j.shell || !j.command || !j.cwd || !j.shellflags || !j.env)
 			abort();
 		if (j.has_input && !j.input)
 			abort();
-		job_msg_release(&j);
-	} else if (!why || j.shell || j.env || j.input) {
+		msg_job_release(&j);
+	} else if (!why.len || j.shell || j.env || j.input) {
 		abort();
 	}
 	if (msg_get_started(p, n, &s, &why) == 0 && s.pid <= 0)
 		abort();
-	if (msg_get_workers(p, n, &w, &why) == 0 ? w < 1 || w > PROTO_MAX_WORKERS : !why || w)
+	buf_reset(&why);
+	if (msg_get_workers(p, n, &w, &why) == 0 ? w < 1 || w > PROTO_MAX_WORKERS : !why.len || w)
 		abort();
 	if (msg_get_result(p, n, &r, &why) == 0) {
 		int ok_before = 1;
 
 		if (!r.out.data || !r.err.data)
 			abort();
-		result_msg_release(&r);
+		msg_result_release(&r);
 		/* restamping accepts exactly what decoding accepts, and keeps it valid */
 		if (n <= 1 << 20) {
 			unsigned char *copy = malloc(n);
@@ -57,7 +59,7 @@ static void fuzz_messages(const unsigned char *p, size_t n)
 			    msg_get_result(copy, n, &r, &why) < 0 ||
 			    r.worker != 1 || r.attempts != 2 || r.running != 3)
 				ok_before = 0;
-			result_msg_release(&r);
+			msg_result_release(&r);
 			free(copy);
 		}
 		if (!ok_before)
@@ -67,6 +69,7 @@ static void fuzz_messages(const unsigned char *p, size_t n)
 	} else if (msg_restamp_result((void *)p, n, 1, 2, 3, &why) == 0) {
 		abort(); /* it would have written into bytes decoding rejects */
 	}
+	buf_release(&why);
 }
 
 /* every frame as the decoder hands it over, then its messages */
@@ -85,7 +88,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		return 0;
 	frame_decoder_init(&d);
 	fuzz_frames(&d, data, size, fuzz_frame);
-	if (frame_eof(&d) < 0 && !d.err[0])
+	if (frame_eof(&d) < 0 && !d.err.len)
 		abort();
 	frame_decoder_release(&d);
 	return 0;

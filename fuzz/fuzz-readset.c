@@ -19,14 +19,15 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	struct buf rs = BUF_INIT, why = BUF_INIT;
 	int verdict;
-	const char *bad;
 
 	readset_build(data, size, 1, 0, 0, &rs);
-	if (readset_decode(rs.data, rs.len, &verdict, &bad) < 0)
+	if (readset_decode(rs.data, rs.len, &verdict, NULL) < 0)
 		abort(); /* what we encode, we decode */
 	buf_release(&rs);
-	if (readset_decode(data, size, &verdict, &bad) == 0)
+	if (readset_decode(data, size, &verdict, &why) == 0)
 		readset_check(data, size, 0, &why);
+	else if (!why.len)
+		abort(); /* a refusal says why */
 	buf_release(&why);
 	return 0;
 }

@@ -158,8 +158,8 @@ static void cache_key_word(const char *word, void *p)
 	struct key_ctx *k = p;
 	const char *id = cache_ident(word, k->cwd, k->path, k->content);
 
-	put_str(&k->ids, word);
-	put_str(&k->ids, id ? id : "-");
+	wire_put_str(&k->ids, word);
+	wire_put_str(&k->ids, id ? id : "-");
 	k->n++;
 }
 
@@ -172,20 +172,20 @@ void cache_key(struct buf *key, const char *shell, char *const *flags, const cha
 	for (char *const *e = env; e && *e; e++)
 		if (!strncmp(*e, "PATH=", 5))
 			k.path = *e + 5;
-	put_u32(key, CACHE_VERSION);
-	put_str(key, shell);
-	put_strv(key, flags);
-	put_str(key, cwd);
-	put_str(key, command);
-	put_str(key, input);
-	put_str(key, k.path);
-	put_strv(key, env);
-	put_strv(key, launcher);
+	wire_put_u32(key, CACHE_VERSION);
+	wire_put_str(key, shell);
+	wire_put_strv(key, flags);
+	wire_put_str(key, cwd);
+	wire_put_str(key, command);
+	wire_put_str(key, input);
+	wire_put_str(key, k.path);
+	wire_put_strv(key, env);
+	wire_put_strv(key, launcher);
 	cache_key_word(shell, &k);
 	for (char *const *l = launcher; l && *l; l++)
 		cache_key_word(*l, &k);
 	cache_words(command, cache_key_word, &k);
-	put_u32(key, k.n);
+	wire_put_u32(key, k.n);
 	buf_add(key, k.ids.data, k.ids.len);
 	buf_release(&k.ids);
 }
@@ -207,13 +207,13 @@ void cache_entry_encode(struct buf *out, const struct buf *key, int64_t created,
 	uint64_t sum;
 
 	buf_add(out, cache_magic, sizeof cache_magic);
-	put_u32(out, CACHE_VERSION);
-	put_bytes(out, key->data, key->len);
-	put_i64(out, created);
-	put_u32(out, (uint32_t)status);
-	put_bytes(out, o->data, o->len);
-	put_bytes(out, e->data, e->len);
-	put_bytes(out, rs->data, rs->len);
+	wire_put_u32(out, CACHE_VERSION);
+	wire_put_bytes(out, key->data, key->len);
+	wire_put_i64(out, created);
+	wire_put_u32(out, (uint32_t)status);
+	wire_put_bytes(out, o->data, o->len);
+	wire_put_bytes(out, e->data, e->len);
+	wire_put_bytes(out, rs->data, rs->len);
 	sum = store_hash(out->data + start, out->len - start, STORE_HASH_INIT);
 	buf_add(out, &sum, sizeof sum);
 }
@@ -228,13 +228,12 @@ void cache_answer_release(struct cache_answer *a)
 int cache_entry_decode(const void *p, size_t n, const struct buf *key, int64_t *created,
 		       struct cache_answer *a)
 {
-	struct reader r;
+	struct wire_reader r;
 	const void *k, *o, *e, *rs;
 	size_t klen, olen, elen, rslen;
 	uint64_t sum;
 	int32_t status;
 	int verdict;
-	const char *why;
 
 	if (n < sizeof cache_magic + sizeof sum || memcmp(p, cache_magic, sizeof cache_magic))
 		return -1;
@@ -242,19 +241,19 @@ int cache_entry_decode(const void *p, size_t n, const struct buf *key, int64_t *
 	memcpy(&sum, (const unsigned char *)p + n, sizeof sum);
 	if (store_hash(p, n, STORE_HASH_INIT) != sum)
 		return -1;
-	reader_init(&r, (const unsigned char *)p + sizeof cache_magic, n - sizeof cache_magic);
-	if (get_u32(&r) != CACHE_VERSION)
+	wire_reader_init(&r, (const unsigned char *)p + sizeof cache_magic, n - sizeof cache_magic);
+	if (wire_get_u32(&r) != CACHE_VERSION)
 		return -1;
-	k = get_bytes(&r, &klen);
-	*created = get_i64(&r);
-	status = (int32_t)get_u32(&r);
-	o = get_bytes(&r, &olen);
-	e = get_bytes(&r, &elen);
-	rs = get_bytes(&r, &rslen);
+	k = wire_get_bytes(&r, &klen);
+	*created = wire_get_i64(&r);
+	status = (int32_t)wire_get_u32(&r);
+	o = wire_get_bytes(&r, &olen);
+	e = wire_get_bytes(&r, &elen);
+	rs = wire_get_bytes(&r, &rslen);
 	if (r.failed || r.left || !cache_cacheable(status, 0))
 		return -1;
 	/* only a pure answer is ever kept (readset.h) */
-	if (readset_decode(rs, rslen, &verdict, &why) < 0 || verdict != RS_PURE)
+	if (readset_decode(rs, rslen, &verdict, NULL) < 0 || verdict != RS_PURE)
 		return -1;
 	if (key && (klen != key->len || memcmp(k, key->data, klen)))
 		return -1;
@@ -274,25 +273,25 @@ static void cache_name(char name[24], const struct buf *key)
 		 (unsigned long long)store_hash(key->data, key->len, STORE_HASH_INIT));
 }
 
-int cache_open(int store, struct buf *why)
+int cache_open(int store, struct buf *err)
 {
-	return store_subdir(store, "cache", why);
+	return store_subdir(store, "cache", err);
 }
 
 int cache_get(int dir, const struct buf *key, int64_t max_age_ms, uint64_t env,
-	      struct cache_answer *a, struct buf *why_not)
+	      struct cache_answer *a, struct buf *err)
 {
 	char name[24];
-	struct buf data = BUF_INIT, why = BUF_INIT;
+	struct buf data = BUF_INIT;
 	int64_t created, now = (int64_t)time(NULL);
 	int hit = 0;
 
 	cache_name(name, key);
-	if (store_read(dir, name, &data, &why) == 0 &&
+	if (store_read(dir, name, &data, NULL) == 0 && /* no entry: a miss, not news */
 	    cache_entry_decode(data.data, data.len, key, &created, a) == 0) {
 		/* a clock set back must not make an entry immortal */
 		if (created <= now && (now - created) * 1000 <= max_age_ms &&
-		    readset_check(a->readset.data, a->readset.len, env, why_not) == RS_PURE) {
+		    readset_check(a->readset.data, a->readset.len, env, err) == RS_PURE) {
 			hit = 1;
 			utimensat(dir, name, NULL, 0); /* recently used */
 		} else {
@@ -300,20 +299,19 @@ int cache_get(int dir, const struct buf *key, int64_t max_age_ms, uint64_t env,
 		}
 	}
 	buf_release(&data);
-	buf_release(&why);
 	return hit;
 }
 
 int cache_put(int dir, const struct buf *key, int32_t status, const struct buf *out,
-	      const struct buf *err, const struct buf *rs, struct buf *why)
+	      const struct buf *errout, const struct buf *rs, struct buf *err)
 {
 	char name[24];
 	struct buf e = BUF_INIT;
 	int r;
 
 	cache_name(name, key);
-	cache_entry_encode(&e, key, (int64_t)time(NULL), status, out, err, rs);
-	r = store_write(dir, name, e.data, e.len, why);
+	cache_entry_encode(&e, key, (int64_t)time(NULL), status, out, errout, rs);
+	r = store_write(dir, name, e.data, e.len, err);
 	buf_release(&e);
 	return r;
 }

@@ -57,22 +57,23 @@ void cache_key(struct buf *key, const char *shell, char *const *flags, const cha
 /* Should this result be kept?  (ran to completion: not timed out, crashed, ...) */
 int cache_cacheable(int status, uint32_t res_flags);
 
-/* Open the cache directory inside the store (created 0700).  -1 + why. */
-int cache_open(int store, struct buf *why);
+/* Open the cache directory inside the store (created 0700).  -1 + err. */
+int cache_open(int store, struct buf *err);
 /*
  * 1 on a hit (a filled), 0 on a miss (anything wrong is a miss).  A hit
  * needs the entry's read set to hold now, with `env` the digest of the
- * environment the command would get (readset_check()); why_not gets the
- * reason when it does not.
+ * environment the command would get (readset_check()); err gets the
+ * reason when it does not (err.h).
  */
 int cache_get(int dir, const struct buf *key, int64_t max_age_ms, uint64_t env,
-	      struct cache_answer *a, struct buf *why_not);
+	      struct cache_answer *a, struct buf *err);
 /*
  * Keep an answer with its read set, which must be pure (the caller's to
- * check).  0, or -1 with why (a full disk, a read-only store).
+ * check): its stdout `out` and stderr `errout`.  0, or -1 with err (a
+ * full disk, a read-only store).
  */
 int cache_put(int dir, const struct buf *key, int32_t status, const struct buf *out,
-	      const struct buf *err, const struct buf *rs, struct buf *why);
+	      const struct buf *errout, const struct buf *rs, struct buf *err);
 /* Drop expired entries, then the oldest beyond max_bytes. */
 void cache_evict(int dir, int64_t max_age_ms, uint64_t max_bytes);
 /* Entries and bytes, as "entries=N bytes=N". */

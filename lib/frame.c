@@ -1,9 +1,9 @@
 /*
  * frame.c - the framing layer: the incremental decoder and frame output.
- * PROTOCOL.md is the normative wire description; proto.h the C manual.
+ * PROTOCOL.md is the normative wire description; frame.h the C manual.
  */
-#include "lib/proto.h"
-#include "lib/diag.h"
+#include "lib/frame.h"
+#include "lib/err.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -33,13 +33,14 @@ void frame_decoder_init(struct frame_decoder *d)
 void frame_decoder_release(struct frame_decoder *d)
 {
 	buf_release(&d->payload);
+	buf_release(&d->err);
 	memset(d, 0, sizeof *d);
 }
 
 /* The decoder is dead once `err` holds a message. */
 static int frame_failed(const struct frame_decoder *d)
 {
-	return d->err[0] != 0;
+	return d->err.len != 0;
 }
 
 /* The decoder dies: no frame is ready, `err` says why. */
@@ -48,7 +49,7 @@ static int frame_unready(struct frame_decoder *d)
 	d->ready = 0;
 	return FRAME_ERROR;
 }
-#define frame_fail(d, ...) diag_why((d)->err, sizeof (d)->err, frame_unready(d), __VA_ARGS__)
+#define frame_fail(d, ...) (err_fail(&(d)->err, __VA_ARGS__), frame_unready(d))
 
 static int frame_check_header(struct frame_decoder *d)
 {
@@ -301,8 +302,8 @@ int frame_read_one(int fd, struct frame_decoder *d)
 					return -1;
 				continue;
 			}
-			frame_fail(d, "read: %s", strerror(saved));
 			errno = saved;
+			frame_fail(d, "read:");
 			return -1;
 		}
 		if (n == 0 && want) {

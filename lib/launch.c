@@ -3,6 +3,7 @@
  * launch.h).
  */
 #include "lib/launch.h"
+#include "lib/err.h"
 #include "lib/tracelog.h"
 #include "lib/store.h"
 #include "pool/board.h"
@@ -486,9 +487,9 @@ static int launch_trace_setup(const struct job_msg *job, int out_w, int err_w, c
 }
 
 int launch_start(const struct job_msg *job, int callers_group, struct launch *l,
-		 struct buf *why)
+		 struct buf *err)
 {
-	int in[2] = { -1, -1 }, out[2] = { -1, -1 }, err[2] = { -1, -1 };
+	int in[2] = { -1, -1 }, out[2] = { -1, -1 }, errpipe[2] = { -1, -1 };
 	char **envp = NULL, **argv = NULL, *copy = NULL, *path = NULL;
 	char **fds = job->fds, **own_fds = NULL;
 	struct buf keep[3] = { BUF_INIT, BUF_INIT, BUF_INIT };
@@ -499,15 +500,16 @@ int launch_start(const struct job_msg *job, int callers_group, struct launch *l,
 	l->pid = -1;
 	l->trace_fd = -1;
 	if ((job->has_input && pipe2(in, O_CLOEXEC)) ||
-	    pipe2(out, O_CLOEXEC) || pipe2(err, O_CLOEXEC) ||
+	    pipe2(out, O_CLOEXEC) || pipe2(errpipe, O_CLOEXEC) ||
 	    !(envp = launch_environ(job->env, job->env_full))) {
 		rc = errno ? errno : ENOMEM;
-		buf_addf(why, "asynccompile: cannot set up the command: %s\n", strerror(rc));
+		errno = rc;
+		err_fail(err, "cannot set up the command:");
 		goto out;
 	}
 	/* only a traced job's read set carries it: no pass for other jobs */
 	l->env_digest = job->tracer ? launch_env_digest(envp) : 0;
-	if (job->tracer && launch_trace_setup(job, out[1], err[1], &envp, &own_fds, l, keep) == 0)
+	if (job->tracer && launch_trace_setup(job, out[1], errpipe[1], &envp, &own_fds, l, keep) == 0)
 		fds = own_fds;
 	clock_gettime(CLOCK_REALTIME, &now);
 	l->start_real_ns = (int64_t)now.tv_sec * 1000000000 + now.tv_nsec;
@@ -521,7 +523,7 @@ int launch_start(const struct job_msg *job, int callers_group, struct launch *l,
 			what = argv[0];
 			path = launch_find_program(argv[0], envp, job->cwd, l->trace_fd);
 			rc = path ? launch_spawn(&l->pid, path, argv, envp, job->cwd,
-						 in[0], out[1], err[1], fds, callers_group) : errno;
+						 in[0], out[1], errpipe[1], fds, callers_group) : errno;
 		}
 		/* A script without #! is the shell's to run, as for execvp(). */
 		if (rc == ENOEXEC)
@@ -537,16 +539,17 @@ int launch_start(const struct job_msg *job, int callers_group, struct launch *l,
 			rc = ENOMEM;
 		else
 			rc = path ? launch_spawn(&l->pid, path, argv, envp, job->cwd,
-						 in[0], out[1], err[1], fds, callers_group) : errno;
+						 in[0], out[1], errpipe[1], fds, callers_group) : errno;
 	}
 	if (rc) {
 		struct stat sb;
 
-		if (job->cwd && *job->cwd && stat(job->cwd, &sb))
-			buf_addf(why, "asynccompile: cannot change to directory '%s': %s\n",
-				 job->cwd, strerror(errno));
-		else
-			buf_addf(why, "asynccompile: cannot run '%s': %s\n", what, strerror(rc));
+		if (job->cwd && *job->cwd && stat(job->cwd, &sb)) {
+			err_fail(err, "cannot change to directory '%s':", job->cwd);
+		} else {
+			errno = rc;
+			err_fail(err, "cannot run '%s':", what);
+		}
 	}
 out:
 	free(argv);
@@ -560,21 +563,21 @@ out:
 	if (rc) {
 		launch_close(&l->trace_fd);
 		launch_close(&out[1]);
-		launch_close(&err[1]);
+		launch_close(&errpipe[1]);
 		launch_close(&in[1]);
 		launch_close(&out[0]);
-		launch_close(&err[0]);
+		launch_close(&errpipe[0]);
 		return -1;
 	}
 	/* only the worker's ends: the command's stay blocking */
 	if (in[1] >= 0)
 		fcntl(in[1], F_SETFL, O_NONBLOCK);
 	fcntl(out[0], F_SETFL, O_NONBLOCK);
-	fcntl(err[0], F_SETFL, O_NONBLOCK);
+	fcntl(errpipe[0], F_SETFL, O_NONBLOCK);
 	l->in_fd = in[1];
 	l->out_fd = out[0];
-	l->err_fd = err[0];
+	l->err_fd = errpipe[0];
 	l->out_w = out[1];
-	l->err_w = err[1];
+	l->err_w = errpipe[1];
 	return 0;
 }

@@ -62,12 +62,12 @@ struct launch {
  * the command stays in the caller's session and process group, as make's
  * $(shell) runs one (a signal to make's group reaches it).  On success returns 0 and fills *l; the caller
  * owns the five descriptors (all close-on-exec; the three read and write
- * ends the caller uses are non-blocking) and must reap l->pid.  On failure returns -1 with one reason line appended
- * to `why` ("asynccompile: cannot run 'cc': No such file or directory"),
- * and nothing is left open or running.
+ * ends the caller uses are non-blocking) and must reap l->pid.  On
+ * failure returns -1 with one reason appended to err (err.h: "cannot run
+ * 'cc': No such file or directory"), and nothing is left open or running.
  */
 int launch_start(const struct job_msg *job, int callers_group, struct launch *l,
-		 struct buf *why);
+		 struct buf *err);
 
 /*
  * 1 if `command` may be exec'd directly instead of through the shell

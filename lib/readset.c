@@ -1,32 +1,24 @@
 /*
- * readset.c - from a trace log to a verdict and a read set; the read
- * set's codec and its check against the file system (readset.h).
+ * readset.c - from a trace log to a verdict and a read set, and the read
+ * set's encoding (readset.h).  Reading one back and checking it against
+ * the file system is readset_check.c's.
  */
 #include "lib/readset.h"
+#include "lib/readset_impl.h"
 
 #include <errno.h>
-#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <sys/utsname.h>
-#include <unistd.h>
 
 #include "lib/proto.h"
 #include "lib/store.h"
 #include "lib/tracelog.h"
 
 #define RS_REASON_MAX 200
-/*
- * Kernel files whose content, not identity, is an input: kept as a
- * VALUE "file:PATH=HASH" (the only one: every coreutils program reads
- * it through libselinux).
- */
-#define RS_PROC_FS "/proc/filesystems"
 
 struct rs_state;
-static void rs_value_now(const char *name, size_t n, struct buf *v);
 static void rs_value(struct rs_state *st, const char *p, size_t n);
 
 /* One path the log names, with what the command did to it. */
@@ -205,7 +197,7 @@ static void rs_read(struct rs_state *st, const struct tl_event *ev, int slot, co
 		/* libselinux's test for selinuxfs: its text is what is checked */
 		struct buf v = BUF_INIT;
 
-		rs_value_now("file:" RS_PROC_FS, sizeof "file:" RS_PROC_FS - 1, &v);
+		readset_value_now("file:" RS_PROC_FS, sizeof "file:" RS_PROC_FS - 1, &v);
 		rs_value(st, (char *)v.data, v.len);
 		buf_release(&v);
 		return;
@@ -384,16 +376,16 @@ static int rs_racy(const struct tl_event *id, int slot, int64_t start_real_ns)
 static void rs_put_entry(struct buf *out, uint8_t type, uint8_t flags, const struct tl_event *id,
 			 const char *path)
 {
-	put_u8(out, type);
-	put_u8(out, id->kind);
-	put_u8(out, flags);
-	put_u32(out, id->mode);
-	put_i64(out, (int64_t)id->dev);
-	put_i64(out, (int64_t)id->ino);
-	put_i64(out, id->size);
-	put_i64(out, id->mtime_ns);
-	put_i64(out, id->ctime_ns);
-	put_str(out, path);
+	wire_put_u8(out, type);
+	wire_put_u8(out, id->kind);
+	wire_put_u8(out, flags);
+	wire_put_u32(out, id->mode);
+	wire_put_i64(out, (int64_t)id->dev);
+	wire_put_i64(out, (int64_t)id->ino);
+	wire_put_i64(out, id->size);
+	wire_put_i64(out, id->mtime_ns);
+	wire_put_i64(out, id->ctime_ns);
+	wire_put_str(out, path);
 }
 
 static void rs_encode(struct rs_state *st, int64_t start_real_ns, uint64_t env, struct buf *out)
@@ -452,15 +444,15 @@ static void rs_encode(struct rs_state *st, int64_t start_real_ns, uint64_t env, 
 	}
 	if (count > RS_MAX_ENTRIES)
 		rs_set(st, RS_OPAQUE, "too many inputs", NULL, 0);
-	put_u8(out, RS_MAGIC);
-	put_u8(out, (uint8_t)st->verdict);
-	put_i64(out, (int64_t)env);
-	put_str(out, st->verdict == RS_PURE ? "" : st->reason);
+	wire_put_u8(out, RS_MAGIC);
+	wire_put_u8(out, (uint8_t)st->verdict);
+	wire_put_i64(out, (int64_t)env);
+	wire_put_str(out, st->verdict == RS_PURE ? "" : st->reason);
 	if (st->verdict == RS_PURE) {
-		put_u32(out, count);
+		wire_put_u32(out, count);
 		buf_add(out, ents.data, ents.len);
 	} else {
-		put_u32(out, 0);
+		wire_put_u32(out, 0);
 	}
 	buf_release(&ents);
 	free(written);
@@ -500,202 +492,9 @@ void readset_build(const void *log, size_t n, pid_t root, int64_t start_real_ns,
 
 void readset_opaque(struct buf *out, const char *reason)
 {
-	put_u8(out, RS_MAGIC);
-	put_u8(out, RS_OPAQUE);
-	put_i64(out, 0);
-	put_str(out, reason);
-	put_u32(out, 0);
-}
-
-/* ---- reading it back ---- */
-
-struct rs_entry {
-	uint8_t type, kind, flags;
-	uint32_t mode;
-	int64_t dev, ino, size, mtime_ns, ctime_ns;
-	const char *path; /* into the encoding; not NUL-terminated */
-	size_t plen;
-};
-
-static int rs_get_head(struct reader *r, int *verdict, uint64_t *env, const char **reason,
-		       size_t *rlen, uint32_t *count, const char **why)
-{
-	if (get_u8(r) != RS_MAGIC || r->failed) {
-		*why = "not a read set";
-		return -1;
-	}
-	*verdict = get_u8(r);
-	*env = (uint64_t)get_i64(r);
-	*reason = get_bytes(r, rlen);
-	*count = get_u32(r);
-	if (r->failed || *verdict > RS_OPAQUE || *count > RS_MAX_ENTRIES ||
-	    (*verdict != RS_PURE && *count)) {
-		*why = "a malformed read set";
-		return -1;
-	}
-	return 0;
-}
-
-static int rs_get_entry(struct reader *r, struct rs_entry *e)
-{
-	e->type = get_u8(r);
-	e->kind = get_u8(r);
-	e->flags = get_u8(r);
-	e->mode = get_u32(r);
-	e->dev = get_i64(r);
-	e->ino = get_i64(r);
-	e->size = get_i64(r);
-	e->mtime_ns = get_i64(r);
-	e->ctime_ns = get_i64(r);
-	e->path = get_bytes(r, &e->plen);
-	if (r->failed || !e->path || !e->plen || memchr(e->path, 0, e->plen) ||
-	    e->plen >= TL_MAX_EVENT || e->kind > TL_OTHER || (e->flags & ~TL_NOFOLLOW))
-		return -1;
-	if (e->type == TL_VALUE)
-		return 0;
-	if ((e->type != TL_READ && e->type != TL_LIST) || e->path[0] != '/')
-		return -1;
-	return 0;
-}
-
-int readset_decode(const void *p, size_t n, int *verdict, const char **why)
-{
-	struct reader r;
-	const char *reason;
-	size_t rlen;
-	uint32_t count;
-	struct rs_entry e;
-	uint64_t env;
-
-	reader_init(&r, p, n);
-	if (rs_get_head(&r, verdict, &env, &reason, &rlen, &count, why) < 0)
-		return -1;
-	for (uint32_t i = 0; i < count; i++) {
-		if (rs_get_entry(&r, &e) < 0) {
-			*why = "a malformed read set entry";
-			return -1;
-		}
-	}
-	if (r.left) {
-		*why = "trailing bytes after a read set";
-		return -1;
-	}
-	return 0;
-}
-
-static uint8_t rs_kind(mode_t m)
-{
-	return S_ISREG(m) ? TL_FILE : S_ISDIR(m) ? TL_DIR : S_ISLNK(m) ? TL_LINK : TL_OTHER;
-}
-
-/* What a VALUE input is now, in the tracer's spelling. */
-static void rs_value_now(const char *name, size_t n, struct buf *v)
-{
-	if (n == sizeof "file:" RS_PROC_FS - 1 && !memcmp(name, "file:" RS_PROC_FS, n)) {
-		struct buf text = BUF_INIT;
-		int fd = open(RS_PROC_FS, O_RDONLY | O_CLOEXEC);
-
-		if (fd >= 0 && buf_read_fd(&text, fd, 1 << 20) == 0)
-			buf_addf(v, "file:%s=%016llx", RS_PROC_FS, (unsigned long long)
-				 store_hash(text.data, text.len, STORE_HASH_INIT));
-		if (fd >= 0)
-			close(fd);
-		buf_release(&text);
-	} else if (n == 5 && !memcmp(name, "uname", 5)) {
-		struct utsname u;
-
-		if (!uname(&u))
-			buf_addf(v, "uname=%s %s %s %s", u.sysname, u.release, u.version, u.machine);
-	} else if (n == 8 && !memcmp(name, "hostname", 8)) {
-		char h[256];
-
-		if (!gethostname(h, sizeof h)) {
-			h[sizeof h - 1] = 0;
-			buf_addf(v, "hostname=%s", h);
-		}
-	} else if (n == 6 && !memcmp(name, "nprocs", 6)) {
-		buf_addf(v, "nprocs=%ld", sysconf(_SC_NPROCESSORS_ONLN));
-	}
-}
-
-/* 1 if e still holds. */
-static int rs_holds(const struct rs_entry *e)
-{
-	char path[TL_MAX_EVENT];
-	struct stat sb;
-	int r;
-
-	if (e->type == TL_VALUE) {
-		const char *eq = memchr(e->path, '=', e->plen);
-		struct buf now = BUF_INIT;
-		int same;
-
-		if (eq)
-			rs_value_now(e->path, (size_t)(eq - e->path), &now);
-		same = now.len == e->plen && !memcmp(now.data, e->path, e->plen);
-		buf_release(&now);
-		return same;
-	}
-	memcpy(path, e->path, e->plen);
-	path[e->plen] = 0;
-	r = (e->flags & TL_NOFOLLOW) ? lstat(path, &sb) : stat(path, &sb);
-	if (r < 0)
-		return e->kind == TL_ABSENT && (errno == ENOENT || errno == ENOTDIR);
-	if (e->kind != rs_kind(sb.st_mode) || e->mode != sb.st_mode ||
-	    e->dev != (int64_t)sb.st_dev || e->ino != (int64_t)sb.st_ino)
-		return 0;
-	if (e->kind == TL_DIR && e->type != TL_LIST)
-		return 1;
-	return e->size == (int64_t)sb.st_size &&
-	       e->mtime_ns == (int64_t)sb.st_mtim.tv_sec * 1000000000 + sb.st_mtim.tv_nsec &&
-	       e->ctime_ns == (int64_t)sb.st_ctim.tv_sec * 1000000000 + sb.st_ctim.tv_nsec;
-}
-
-int readset_verdict(const void *p, size_t n)
-{
-	int verdict;
-	const char *why;
-
-	return readset_decode(p, n, &verdict, &why) < 0 ? RS_OPAQUE : verdict;
-}
-
-int readset_check(const void *p, size_t n, uint64_t env, struct buf *why)
-{
-	struct reader r;
-	const char *reason, *bad;
-	size_t rlen;
-	uint32_t count;
-	int verdict;
-	uint64_t was;
-	struct rs_entry e;
-
-	reader_init(&r, p, n);
-	if (rs_get_head(&r, &verdict, &was, &reason, &rlen, &count, &bad) < 0) {
-		buf_addstr(why, bad);
-		return RS_OPAQUE;
-	}
-	if (verdict != RS_PURE) {
-		buf_add(why, reason, rlen);
-		return verdict;
-	}
-	if (was != env) {
-		buf_addstr(why, "another environment");
-		return RS_OPAQUE;
-	}
-	for (uint32_t i = 0; i < count; i++) {
-		if (rs_get_entry(&r, &e) < 0) {
-			buf_addstr(why, "a malformed read set entry");
-			return RS_OPAQUE;
-		}
-		if (!rs_holds(&e)) {
-			buf_addf(why, "%s changed: %.*s", e.type == TL_VALUE ? "an input" : "a path",
-				 (int)(e.plen > 200 ? 200 : e.plen), e.path);
-			return RS_OPAQUE;
-		}
-	}
-	if (r.left) {
-		buf_addstr(why, "trailing bytes after a read set");
-		return RS_OPAQUE;
-	}
-	return RS_PURE;
+	wire_put_u8(out, RS_MAGIC);
+	wire_put_u8(out, RS_OPAQUE);
+	wire_put_i64(out, 0);
+	wire_put_str(out, reason);
+	wire_put_u32(out, 0);
 }

@@ -80,16 +80,17 @@ int readset_verdict(const void *p, size_t n);
  * `env`, the digest of the environment the command would get now.
  * Returns RS_PURE when it is pure, the environment is the same and
  * every entry still holds; otherwise the
- * verdict that stops reuse, with a one-line reason appended to why (the
+ * verdict that stops reuse, with a one-line reason appended to err (the
  * first entry that changed, or the stored reason).  A malformed encoding
  * is RS_OPAQUE.
  */
-int readset_check(const void *p, size_t n, uint64_t env, struct buf *why);
+int readset_check(const void *p, size_t n, uint64_t env, struct buf *err);
 
 /*
  * Validate an encoding without looking at the file system: 0, or -1 with
- * a reason in *why (static storage).  *verdict gets its verdict.
+ * one reason appended to err (err.h; NULL: not wanted; only a refusal
+ * allocates).  *verdict gets its verdict.
  */
-int readset_decode(const void *p, size_t n, int *verdict, const char **why);
+int readset_decode(const void *p, size_t n, int *verdict, struct buf *err);
 
 #endif

@@ -4,52 +4,19 @@
 
 #include "lib/proto.h"
 #include "lib/readset.h"
+#include "lib/err.h"
 #include "lib/record.h"
 #include "lib/store.h"
 
 static const char record_magic[8] = "ACRECORD";
 
-void cmdid_put(struct buf *out, const char *shell, char *const *flags,
-	       const char *cwd, const char *command)
-{
-	put_str(out, shell);
-	put_strv(out, flags);
-	put_str(out, cwd);
-	put_str(out, command);
-}
-
-void cmdid_release(struct cmdid *id)
-{
-	free(id->shell);
-	strv_free(id->flags);
-	free(id->cwd);
-	free(id->command);
-	memset(id, 0, sizeof *id);
-}
-
-int cmdid_get(const void *p, size_t n, struct cmdid *id)
-{
-	struct reader r;
-
-	reader_init(&r, p, n);
-	id->shell = get_str(&r);
-	id->flags = get_strv(&r);
-	id->cwd = get_str(&r);
-	id->command = get_str(&r);
-	if (r.failed || r.left || !id->shell || !id->flags || !id->cwd || !id->command) {
-		cmdid_release(id);
-		return -1;
-	}
-	return 0;
-}
-
 char **record_env_get(const void *p, size_t n)
 {
-	struct reader r;
+	struct wire_reader r;
 	char **v;
 
-	reader_init(&r, p, n);
-	v = get_strv(&r);
+	wire_reader_init(&r, p, n);
+	v = wire_get_strv(&r);
 	if (!v || r.failed || r.left) {
 		strv_free(v);
 		return NULL;
@@ -68,13 +35,13 @@ void record_encode(struct buf *out, const char *key, const struct record_entry *
 	uint64_t sum;
 
 	buf_add(out, record_magic, sizeof record_magic);
-	put_u32(out, RECORD_VERSION);
-	put_str(out, key);
-	put_u32(out, (uint32_t)count);
+	wire_put_u32(out, RECORD_VERSION);
+	wire_put_str(out, key);
+	wire_put_u32(out, (uint32_t)count);
 	for (size_t i = 0; i < count; i++) {
-		put_bytes(out, e[i].id.data, e[i].id.len);
-		put_bytes(out, e[i].rs.data, e[i].rs.len);
-		put_bytes(out, e[i].env.data, e[i].env.len);
+		wire_put_bytes(out, e[i].id.data, e[i].id.len);
+		wire_put_bytes(out, e[i].rs.data, e[i].rs.len);
+		wire_put_bytes(out, e[i].env.data, e[i].env.len);
 	}
 	sum = store_hash(out->data + start, out->len - start, STORE_HASH_INIT);
 	buf_add(out, &sum, sizeof sum);
@@ -91,9 +58,9 @@ void record_free(struct record_entry *e, size_t count)
 }
 
 int record_decode(const void *p, size_t n, const char *key, struct record_entry **ents,
-		  size_t *count, const char **why)
+		  size_t *count, struct buf *err)
 {
-	struct reader r;
+	struct wire_reader r;
 	uint64_t sum;
 	uint32_t cnt;
 	char *k;
@@ -102,50 +69,44 @@ int record_decode(const void *p, size_t n, const char *key, struct record_entry 
 	*ents = NULL;
 	*count = 0;
 	if (n < sizeof record_magic + sizeof sum || memcmp(p, record_magic, sizeof record_magic)) {
-		*why = "not a record";
-		return -1;
+		return err_fail(err, "not a record");
 	}
 	n -= sizeof sum;
 	memcpy(&sum, (const unsigned char *)p + n, sizeof sum);
 	if (store_hash(p, n, STORE_HASH_INIT) != sum) {
-		*why = "checksum mismatch (truncated or corrupt)";
-		return -1;
+		return err_fail(err, "checksum mismatch (truncated or corrupt)");
 	}
-	reader_init(&r, (const unsigned char *)p + sizeof record_magic, n - sizeof record_magic);
-	if (get_u32(&r) != RECORD_VERSION || r.failed) {
-		*why = "another version";
-		return -1;
+	wire_reader_init(&r, (const unsigned char *)p + sizeof record_magic, n - sizeof record_magic);
+	if (wire_get_u32(&r) != RECORD_VERSION || r.failed) {
+		return err_fail(err, "another version");
 	}
-	k = get_str(&r);
+	k = wire_get_str(&r);
 	if (!k || (key && strcmp(k, key))) {
-		*why = k ? "recorded for another key" : "malformed key";
+		err_fail(err, "%s", k ? "recorded for another key" : "malformed key");
 		free(k);
 		return -1;
 	}
 	free(k);
-	cnt = get_u32(&r);
+	cnt = wire_get_u32(&r);
 	if (r.failed || cnt > RECORD_MAX_ENTRIES) {
-		*why = "malformed count";
-		return -1;
+		return err_fail(err, "malformed count");
 	}
 	v = calloc(cnt ? cnt : 1, sizeof *v);
 	if (!v)
 		abort();
 	for (uint32_t i = 0; i < cnt; i++) {
 		size_t len, rlen, elen;
-		const void *b = get_bytes(&r, &len), *rs = get_bytes(&r, &rlen);
-		const void *env = get_bytes(&r, &elen);
+		const void *b = wire_get_bytes(&r, &len), *rs = wire_get_bytes(&r, &rlen);
+		const void *env = wire_get_bytes(&r, &elen);
 		struct cmdid id;
 		int verdict;
-		const char *bad;
 		char **ev = NULL;
 
 		if (!b || !rs || !env || r.failed || cmdid_get(b, len, &id) < 0 ||
-		    readset_decode(rs, rlen, &verdict, &bad) < 0 ||
+		    readset_decode(rs, rlen, &verdict, NULL) < 0 ||
 		    !(ev = record_env_get(env, elen))) {
 			record_free(v, i);
-			*why = "malformed entry";
-			return -1;
+			return err_fail(err, "malformed entry");
 		}
 		strv_free(ev);
 		cmdid_release(&id);
@@ -155,8 +116,7 @@ int record_decode(const void *p, size_t n, const char *key, struct record_entry 
 	}
 	if (r.left) {
 		record_free(v, cnt);
-		*why = "trailing bytes";
-		return -1;
+		return err_fail(err, "trailing bytes");
 	}
 	*ents = v;
 	*count = cnt;

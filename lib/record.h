@@ -5,10 +5,7 @@
  * (store.h) and is untrusted: record_decode() checks every byte, and is
  * fuzzed (fuzz/fuzz-record.c).
  *
- * A command's identity ("cmdid") is everything that must be equal for one
- * run's answer to stand for another's: shell, shell flags, directory and
- * command text, encoded with proto.h's field primitives so that equal
- * identities are equal bytes.
+ * An entry names its command by identity (cmdid.h).
  *
  * File layout (native byte order, like the protocol; a record written on
  * another machine is simply not recognised):
@@ -17,8 +14,8 @@
  *   str      the run key (which makefiles, goals, variables: see shell.c)
  *   u32      count (<= RECORD_MAX_ENTRIES)
  *   count x  bytes: one cmdid, bytes: its last run's read set (readset.h),
- *            bytes: the environment it ran with (a put_strv: the store is
- *            the user's own, 0700, so the values may be kept)
+ *            bytes: the environment it ran with (a wire_put_strv: the
+ *            store is the user's own, 0700, so the values may be kept)
  *   u64      FNV-1a 64 of every byte before it
  */
 #ifndef ASYNC_RECORD_H
@@ -27,29 +24,16 @@
 #include <stddef.h>
 
 #include "lib/buf.h"
+#include "lib/cmdid.h"
 
 #define RECORD_VERSION 2
 #define RECORD_MAX_ENTRIES 65536
-
-struct cmdid {
-	char *shell;
-	char **flags;   /* NULL-terminated */
-	char *cwd;
-	char *command;
-};
-
-/* Append the identity's encoding to out. */
-void cmdid_put(struct buf *out, const char *shell, char *const *flags,
-	       const char *cwd, const char *command);
-/* Decode one identity (fields malloc'd).  0, or -1 if malformed. */
-int cmdid_get(const void *p, size_t n, struct cmdid *id);
-void cmdid_release(struct cmdid *id);
 
 /* One command a run asked for, and what its answer depended on. */
 struct record_entry {
 	struct buf id;  /* a cmdid */
 	struct buf rs;  /* its read set: only a pure one is run ahead of need */
-	struct buf env; /* its whole environment, put_strv-encoded */
+	struct buf env; /* its whole environment, wire_put_strv-encoded */
 };
 
 /* An entry's environment decoded (malloc'd, strv_free it), or NULL. */
@@ -61,10 +45,10 @@ void record_encode(struct buf *out, const char *key, const struct record_entry *
  * Decode a record.  With key != NULL, a record for another key is
  * refused.  On success *ents is a malloc'd array of *count entries (each a
  * well-formed cmdid, read set and environment; free with record_free) and 0 is
- * returned; otherwise -1 with a one-line reason in *why (static storage).
+ * returned; otherwise -1 with one reason appended to err (err.h).
  */
 int record_decode(const void *p, size_t n, const char *key, struct record_entry **ents,
-		  size_t *count, const char **why);
+		  size_t *count, struct buf *err);
 void record_free(struct record_entry *ents, size_t count);
 
 #endif

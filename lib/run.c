@@ -154,7 +154,7 @@ static void run_read_stream(struct run_stream *s)
 			if (n > 0) {
 				b->len += (size_t)n;
 				b->data[b->len] = 0;
-				result_order_add(s->order, s->stream, (size_t)n);
+				msg_result_order_add(s->order, s->stream, (size_t)n);
 			}
 		} else {
 			n = read(s->fd, chunk, sizeof chunk);
@@ -163,7 +163,7 @@ static void run_read_stream(struct run_stream *s)
 
 				if (keep) {
 					buf_add(b, chunk, keep);
-					result_order_add(s->order, s->stream, keep);
+					msg_result_order_add(s->order, s->stream, keep);
 				}
 				if (keep < (size_t)n)
 					s->truncated = 1;
@@ -403,6 +403,7 @@ int run_job(const struct job_msg *job, const struct run_hooks *hooks,
 {
 	struct run_state st;
 	struct launch l;
+	struct buf err = BUF_INIT;
 	size_t cap = job->max_output > 0 ? (size_t)job->max_output
 					 : (size_t)PROTO_MAX_OUTPUT;
 
@@ -421,7 +422,10 @@ int run_job(const struct job_msg *job, const struct run_hooks *hooks,
 	st.out.cap = st.err.cap = cap;
 	res->start_ns = proto_now_ns();
 	run_job_pid(hooks, BOARD_STARTING);
-	if (launch_start(job, st.callers_group, &l, &res->err) < 0) {
+	if (launch_start(job, st.callers_group, &l, &err) < 0) {
+		/* the command's stderr is where its user looks */
+		buf_addf(&res->err, "asynccompile: %s\n", (char *)err.data);
+		buf_release(&err);
 		run_job_pid(hooks, 0);
 		res->status = STATUS_CANNOT_RUN;
 		res->flags = RES_SPAWN_FAILED;

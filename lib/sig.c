@@ -1,9 +1,10 @@
 /*
  * sig.c - process-level helpers of the worker and the supervisor: signals
  * turned into bytes on a self-pipe, and reaping what a job left behind.
- * Declared in run.h.
+ * Declared in sig.h.
  */
-#include "lib/run.h"
+#include "lib/sig.h"
+#include "lib/buf.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -17,20 +18,20 @@
 
 /* ---- signals as bytes on a pipe ---- */
 
-static volatile sig_atomic_t run_sig_wfd = -1;
-static sigset_t run_sig_caught;
+static volatile sig_atomic_t sig_wfd = -1;
+static sigset_t sig_caught;
 
-static void run_sig_handler(int sig)
+static void sig_handler(int sig)
 {
 	int saved = errno;
 	unsigned char c = (unsigned char)sig;
 
-	if (run_sig_wfd >= 0)
-		(void)!write(run_sig_wfd, &c, 1);
+	if (sig_wfd >= 0)
+		(void)!write(sig_wfd, &c, 1);
 	errno = saved;
 }
 
-int run_signals_open(const int *sigs)
+int sig_open(const int *sigs)
 {
 	struct sigaction sa;
 	sigset_t set;
@@ -38,7 +39,7 @@ int run_signals_open(const int *sigs)
 
 	if (pipe2(p, O_CLOEXEC | O_NONBLOCK) < 0)
 		return -1;
-	run_sig_wfd = p[1];
+	sig_wfd = p[1];
 	memset(&sa, 0, sizeof sa);
 	sa.sa_handler = SIG_IGN;
 	sigaction(SIGPIPE, &sa, NULL);
@@ -48,7 +49,7 @@ int run_signals_open(const int *sigs)
 	 * under `stty tostop` must not stop them.
 	 */
 	sigaction(SIGTTOU, &sa, NULL);
-	sa.sa_handler = run_sig_handler;
+	sa.sa_handler = sig_handler;
 	sa.sa_flags = SA_RESTART;
 	sigemptyset(&sa.sa_mask);
 	sigemptyset(&set);
@@ -57,7 +58,7 @@ int run_signals_open(const int *sigs)
 		sigaddset(&set, *sigs);
 	}
 	sigprocmask(SIG_UNBLOCK, &set, NULL);
-	run_sig_caught = set;
+	sig_caught = set;
 	/* An inherited SIG_IGN would make the kernel reap jobs behind our back. */
 	if (!sigismember(&set, SIGCHLD)) {
 		sa.sa_handler = SIG_DFL;
@@ -67,7 +68,7 @@ int run_signals_open(const int *sigs)
 	return p[0];
 }
 
-int run_signals_drain(int fd)
+int sig_drain(int fd)
 {
 	unsigned char c[64];
 	int sig = 0;
@@ -81,7 +82,7 @@ int run_signals_drain(int fd)
 	return sig;
 }
 
-void run_reap_strays(int (*spare)(void *ctx, pid_t pid), void *ctx)
+void sig_reap_strays(int (*spare)(void *ctx, pid_t pid), void *ctx)
 {
 	char path[64];
 	int rounds;
@@ -126,19 +127,19 @@ void run_reap_strays(int (*spare)(void *ctx, pid_t pid), void *ctx)
 	buf_release(&list);
 }
 
-void run_signals_close(int fd)
+void sig_close(int fd)
 {
 	struct sigaction sa;
-	int wfd = run_sig_wfd;
+	int wfd = sig_wfd;
 
 	memset(&sa, 0, sizeof sa);
 	sa.sa_handler = SIG_DFL;
 	sigemptyset(&sa.sa_mask);
 	for (int sig = 1; sig < NSIG; sig++)
-		if (sigismember(&run_sig_caught, sig) == 1)
+		if (sigismember(&sig_caught, sig) == 1)
 			sigaction(sig, &sa, NULL);
-	sigemptyset(&run_sig_caught);
-	run_sig_wfd = -1;
+	sigemptyset(&sig_caught);
+	sig_wfd = -1;
 	if (wfd >= 0)
 		close(wfd);
 	if (fd >= 0)
@@ -147,7 +148,7 @@ void run_signals_close(int fd)
 
 /* ---- parent death ---- */
 
-int run_die_with_parent(pid_t parent, int sig)
+int sig_die_with_parent(pid_t parent, int sig)
 {
 	if (prctl(PR_SET_PDEATHSIG, sig) < 0)
 		return -1;

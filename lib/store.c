@@ -11,6 +11,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "lib/err.h"
 #include "lib/store.h"
 
 uint64_t store_hash(const void *p, size_t n, uint64_t h)
@@ -44,7 +45,7 @@ static int store_foreign(const char *path)
 	return stat(path, &st) == 0 && st.st_uid != geteuid();
 }
 
-char *store_path(const char *dir, struct buf *why)
+char *store_path(const char *dir, struct buf *err)
 {
 	const char *xdg = getenv("XDG_CACHE_HOME"), *home = getenv("HOME");
 	struct buf p = BUF_INIT;
@@ -59,7 +60,7 @@ char *store_path(const char *dir, struct buf *why)
 	if (!home || home[0] != '/' || store_foreign(home))
 		home = store_pw_home();
 	if (!home || store_foreign(home)) {
-		buf_addstr(why, "no home directory of this user to keep a cache in");
+		err_fail(err, "no home directory of this user to keep a cache in");
 		return NULL;
 	}
 	buf_addf(&p, "%s/.cache/asynccompile", strcmp(home, "/") ? home : "");
@@ -85,28 +86,28 @@ static int store_mkdirs(char *path)
 	}
 }
 
-int store_open(const char *dir, int create, struct buf *why)
+int store_open(const char *dir, int create, struct buf *err)
 {
-	char *path = store_path(dir, why), *slash;
+	char *path = store_path(dir, err), *slash;
 	struct stat st;
 	int fd, e;
 
 	if (!path)
 		return -1;
 	if (create && path[0] == '/' && store_mkdirs(path) < 0) {
-		buf_addf(why, "%s: cannot create: %s", path, strerror(errno));
+		err_fail(err, "%s: cannot create:", path);
 		free(path);
 		return -1;
 	}
 	if (create && path[0] != '/' && mkdir(path, 0700) < 0 && errno != EEXIST) {
-		buf_addf(why, "%s: cannot create: %s", path, strerror(errno));
+		err_fail(err, "%s: cannot create:", path);
 		free(path);
 		return -1;
 	}
 	fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (fd < 0 || fstat(fd, &st) < 0) {
 		e = errno;
-		buf_addf(why, "%s: %s", path, strerror(errno));
+		err_fail(err, "%s:", path);
 		if (fd >= 0)
 			close(fd);
 		free(path);
@@ -114,7 +115,7 @@ int store_open(const char *dir, int create, struct buf *why)
 		return -1;
 	}
 	if (!store_trusted(&st, 022)) {
-		buf_addf(why, "%s: refused: %s", path, st.st_uid != geteuid()
+		err_fail(err, "%s: refused: %s", path, st.st_uid != geteuid()
 			 ? "owned by another user" : "group or others may write to it");
 		goto fail;
 	}
@@ -123,7 +124,7 @@ int store_open(const char *dir, int create, struct buf *why)
 	if (slash && slash != path) {
 		*slash = 0;
 		if (stat(path, &st) == 0 && (st.st_mode & 002) && !(st.st_mode & S_ISVTX)) {
-			buf_addf(why, "%s: refused: others may write to it", path);
+			err_fail(err, "%s: refused: others may write to it", path);
 			goto fail;
 		}
 	}
@@ -136,24 +137,24 @@ fail:
 	return -1;
 }
 
-int store_subdir(int dirfd, const char *name, struct buf *why)
+int store_subdir(int dirfd, const char *name, struct buf *err)
 {
 	struct stat st;
 	int fd;
 
 	if (mkdirat(dirfd, name, 0700) < 0 && errno != EEXIST) {
-		buf_addf(why, "%s: cannot create: %s", name, strerror(errno));
+		err_fail(err, "%s: cannot create:", name);
 		return -1;
 	}
 	fd = openat(dirfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	if (fd < 0 || fstat(fd, &st) < 0) {
-		buf_addf(why, "%s: %s", name, strerror(errno));
+		err_fail(err, "%s:", name);
 		if (fd >= 0)
 			close(fd);
 		return -1;
 	}
 	if (!store_trusted(&st, 022)) {
-		buf_addf(why, "%s: refused: %s", name, st.st_uid != geteuid()
+		err_fail(err, "%s: refused: %s", name, st.st_uid != geteuid()
 			 ? "owned by another user" : "group or others may write to it");
 		close(fd);
 		return -1;
@@ -161,7 +162,7 @@ int store_subdir(int dirfd, const char *name, struct buf *why)
 	return fd;
 }
 
-int store_read(int dirfd, const char *name, struct buf *out, struct buf *why)
+int store_read(int dirfd, const char *name, struct buf *out, struct buf *err)
 {
 	struct stat st;
 	int fd = openat(dirfd, name, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
@@ -173,27 +174,28 @@ int store_read(int dirfd, const char *name, struct buf *out, struct buf *why)
 		 * that keeps nothing), and libc's first strerror() loads its
 		 * message catalogue: not at every load of the plugin
 		 */
-		buf_addf(why, "%s: %s", name, errno == ENOENT ? "does not exist" : strerror(errno));
-		return -1;
+		if (errno == ENOENT)
+			return err_fail(err, "%s: does not exist", name);
+		return err_fail(err, "%s:", name);
 	}
 	if (fstat(fd, &st) < 0)
-		buf_addf(why, "%s: %s", name, strerror(errno));
+		err_fail(err, "%s:", name);
 	else if (!S_ISREG(st.st_mode))
-		buf_addf(why, "%s: refused: not a regular file", name);
+		err_fail(err, "%s: refused: not a regular file", name);
 	else if (!store_trusted(&st, 022))
-		buf_addf(why, "%s: refused: %s", name, st.st_uid != geteuid()
+		err_fail(err, "%s: refused: %s", name, st.st_uid != geteuid()
 			 ? "owned by another user" : "group or others may write to it");
 	else if ((size_t)st.st_size > STORE_MAX_FILE)
-		buf_addf(why, "%s: refused: larger than %zu bytes", name, STORE_MAX_FILE);
+		err_fail(err, "%s: refused: larger than %zu bytes", name, STORE_MAX_FILE);
 	else if (buf_read_fd(out, fd, out->len + STORE_MAX_FILE + 1) < 0)
-		buf_addf(why, "%s: %s", name, strerror(errno));
+		err_fail(err, "%s:", name);
 	else
 		r = 0;
 	close(fd);
 	return r;
 }
 
-int store_write(int dirfd, const char *name, const void *p, size_t n, struct buf *why)
+int store_write(int dirfd, const char *name, const void *p, size_t n, struct buf *err)
 {
 	static unsigned seq;
 	char tmp[64];
@@ -203,7 +205,7 @@ int store_write(int dirfd, const char *name, const void *p, size_t n, struct buf
 	snprintf(tmp, sizeof tmp, ".tmp.%ld.%u", (long)getpid(), seq++);
 	fd = openat(dirfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
 	if (fd < 0) {
-		buf_addf(why, "%s: %s", name, strerror(errno));
+		err_fail(err, "%s:", name);
 		return -1;
 	}
 	while (n) {
@@ -229,6 +231,6 @@ fail:
 	if (fd >= 0)
 		close(fd);
 	unlinkat(dirfd, tmp, 0);
-	buf_addf(why, "%s: %s", name, strerror(e));
-	return -1;
+	errno = e;
+	return err_fail(err, "%s:", name);
 }

@@ -37,27 +37,27 @@
  * Open the store directory: `dir` if it is not empty, else the per-user
  * default; with `create`, creating it (0700) and its missing parents.
  * Returns a descriptor (O_CLOEXEC, the caller closes it), or -1 with the
- * reason in `why` (errno ENOENT: there is none and `create` was 0).
+ * reason in `err` (errno ENOENT: there is none and `create` was 0).
  */
-int store_open(const char *dir, int create, struct buf *why);
+int store_open(const char *dir, int create, struct buf *err);
 /*
- * The path store_open() would use (malloc'd), or NULL with `why` when no
+ * The path store_open() would use (malloc'd), or NULL with `err` when no
  * home directory is known.  Nothing is created or checked.
  */
-char *store_path(const char *dir, struct buf *why);
+char *store_path(const char *dir, struct buf *err);
 /*
  * Read the regular file `name` in the store into `out` (appended).  0, or
- * -1 with `why`: missing, not a regular file, another owner, writable by
+ * -1 with `err`: missing, not a regular file, another owner, writable by
  * group or others, larger than STORE_MAX_FILE, or a read error.
  */
-int store_read(int dirfd, const char *name, struct buf *out, struct buf *why);
+int store_read(int dirfd, const char *name, struct buf *out, struct buf *err);
 /*
  * Open (creating it 0700) the directory `name` inside the store, with the
- * store's ownership and mode checks.  A descriptor, or -1 with `why`.
+ * store's ownership and mode checks.  A descriptor, or -1 with `err`.
  */
-int store_subdir(int dirfd, const char *name, struct buf *why);
-/* Replace `name` atomically with n bytes.  0, or -1 with `why`. */
-int store_write(int dirfd, const char *name, const void *p, size_t n, struct buf *why);
+int store_subdir(int dirfd, const char *name, struct buf *err);
+/* Replace `name` atomically with n bytes.  0, or -1 with `err`. */
+int store_write(int dirfd, const char *name, const void *p, size_t n, struct buf *err);
 
 /* 64-bit FNV-1a, for file names derived from keys (the files hold the keys). */
 uint64_t store_hash(const void *p, size_t n, uint64_t h);

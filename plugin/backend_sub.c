@@ -101,7 +101,7 @@ static void sub_report_failed(struct sub *s, int64_t id, uint32_t flags, uint32_
 	r.attempts = attempts;
 	buf_addf(&r.err, "asynccompile: %s\n", why);
 	s->report.result(s->report.ctx, id, &r);
-	result_msg_release(&r);
+	msg_result_release(&r);
 }
 
 static void sub_fail_all(struct sub *s, const char *why)
@@ -123,13 +123,12 @@ static void sub_fail_all(struct sub *s, const char *why)
 static int64_t sub_timed_out(const struct inflight *f)
 {
 	struct job_msg m;
-	const char *why;
 	int64_t timeout, ran_ms;
 
-	if (!f->started_ns || msg_get_job(f->job.data, f->job.len, &m, &why) < 0)
+	if (!f->started_ns || msg_get_job(f->job.data, f->job.len, &m, NULL) < 0)
 		return 0;
 	timeout = m.timeout_ms;
-	job_msg_release(&m);
+	msg_job_release(&m);
 	ran_ms = (proto_now_ns() - f->started_ns) / 1000000 + WORKER_STARTED_AFTER_MS;
 	return timeout > 0 && ran_ms >= timeout ? timeout : 0;
 }
@@ -146,7 +145,7 @@ static void sub_report_timed_out(struct sub *s, int64_t id, int64_t timeout)
 	buf_addf(&r.err, "asynccompile: timed out after %lld ms; the pool supervisor died "
 		 "while it was being stopped\n", (long long)timeout);
 	s->report.result(s->report.ctx, id, &r);
-	result_msg_release(&r);
+	msg_result_release(&r);
 }
 
 /* The supervisor is gone: start another and hand it the same jobs. */
@@ -293,15 +292,16 @@ static int sub_frame(struct sub *s)
 	size_t n = s->dec.payload.len;
 	int64_t id = s->dec.id;
 	const char *why = NULL, *text;
+	struct buf err = BUF_INIT;
 	int type = msg_type(p, n), len;
 
 	if (id == PROTO_ID_SHUTDOWN)
 		return -1;
 	if (type == MSG_HELLO && id == PROTO_ID_CONTROL) {
 		struct hello_msg h;
-		if (msg_get_hello(p, n, &h, &why) < 0 || h.version != PROTO_VERSION) {
+		if (msg_get_hello(p, n, &h, NULL) < 0 || h.version != PROTO_VERSION) {
 			log_msg("pool supervisor speaks protocol %u, not %d",
-				   why ? 0 : h.version, PROTO_VERSION);
+				   h.version, PROTO_VERSION);
 			return -1;
 		}
 		s->ready = 1;
@@ -313,7 +313,7 @@ static int sub_frame(struct sub *s)
 	}
 	if (type == MSG_STARTED && id > 0) {
 		struct started_msg m;
-		if (msg_get_started(p, n, &m, &why) < 0)
+		if (msg_get_started(p, n, &m, &err) < 0)
 			goto bad;
 		for (int i = 0; i < s->nfl; i++)
 			if (s->fl[i].id == id && !s->fl[i].started_ns)
@@ -323,19 +323,21 @@ static int sub_frame(struct sub *s)
 	}
 	if (type == MSG_RESULT && id > 0) {
 		struct result_msg r;
-		if (msg_get_result(p, n, &r, &why) < 0)
+		if (msg_get_result(p, n, &r, &err) < 0)
 			goto bad;
 		s->deaths = 0;
 		sub_done(s, id);
 		s->report.result(s->report.ctx, id, &r);
-		result_msg_release(&r);
+		msg_result_release(&r);
 		return 0;
 	}
 	if (type == MSG_STATS)
 		return 0;
 	why = "unexpected message";
 bad:
-	log_msg("bad frame from the pool supervisor (job %lld): %s", (long long)id, why);
+	log_msg("bad frame from the pool supervisor (job %lld): %s", (long long)id,
+		why ? why : (char *)err.data);
+	buf_release(&err);
 	return -1;
 }
 
@@ -368,7 +370,8 @@ static void sub_events(struct backend *b, const struct pollfd *fds, size_t nfds)
 
 				off += used;
 				if (st == FRAME_ERROR) {
-					log_msg("bad frame from the pool supervisor: %s", s->dec.err);
+					log_msg("bad frame from the pool supervisor: %s",
+						(char *)s->dec.err.data);
 					if (s->pid > 0)
 						kill(s->pid, SIGKILL);
 					sub_died(s, "protocol error");

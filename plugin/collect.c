@@ -167,12 +167,9 @@ static void collect_claim(struct collect_conn *c, const void *p, size_t n)
 	struct collect_msg m;
 	struct collect_wait *w;
 	struct buf why = BUF_INIT;
-	const char *bad;
 
-	if (msg_get_collect(p, n, &m, &bad) < 0) {
-		collect_refuse(c, bad);
-		return;
-	}
+	if (msg_get_collect(p, n, &m, &why) < 0)
+		goto refuse;
 	if (m.version != PROTO_VERSION) {
 		buf_addf(&why, "the collector speaks protocol %" PRIu32 ", this make's plugin %d "
 			 "(two installations mixed?)", m.version, PROTO_VERSION);
@@ -249,7 +246,7 @@ static void collect_read(struct collect_conn *c)
 
 		off += used;
 		if (st == FRAME_ERROR) {
-			collect_refuse(c, c->dec.err);
+			collect_refuse(c, (char *)c->dec.err.data);
 		} else if (c->dec.hdr_got == PROTO_HEADER_SIZE &&
 			   (c->dec.len > COLLECT_MAX_HELLO || c->dec.id != PROTO_ID_CONTROL)) {
 			collect_refuse(c, "the first frame must be a COLLECT message");

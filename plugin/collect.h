@@ -5,7 +5,7 @@
  * make runs like any other line.  The collector connects to this make
  * over the private socket (waitsock.h), proves which wait it runs for
  * with the wait's number and cookie, and is sent each step's output and
- * status in queue order as the steps end (lib/collectmsg.h).
+ * status in queue order as the steps end (lib/msg_collect.h).
  *
  * The slot: the collector's line holds one of make's slots (its token or
  * make's implicit one) and does no work, so once it has connected, the
@@ -36,7 +36,7 @@
 #include <stdint.h>
 
 #include "lib/buf.h"
-#include "lib/collectmsg.h"
+#include "lib/msg_collect.h"
 #include "plugin/job.h"
 
 /* The socket, made once: 0, or -1 with the reason in err. */

@@ -34,7 +34,7 @@
 
 #include "config/config.h"
 #include "lib/buf.h"
-#include "lib/collectmsg.h"
+#include "lib/msg_collect.h"
 #include "lib/proto.h"
 #include "plugin/job.h"
 #include "plugin/js.h"

@@ -71,7 +71,7 @@ static void io_dispatch(struct job *j, enum job_slot slot, unsigned char tok)
 		buf_addf(&r.err, "asynccompile: the pool refused the job (%s); not run\n",
 			 strerror(errno));
 		io_on_result(NULL, j->id, &r);
-		result_msg_release(&r);
+		msg_result_release(&r);
 	}
 }
 

@@ -14,7 +14,7 @@ void job_free(struct job *j)
 	free(j->command);
 	buf_release(&j->payload);
 	buf_release(&j->cache_key);
-	result_msg_release(&j->res);
+	msg_result_release(&j->res);
 	free(j);
 }
 

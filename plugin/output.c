@@ -3,7 +3,7 @@
 #include <string.h>
 
 #include "lib/buf.h"
-#include "lib/collectmsg.h"
+#include "lib/msg_collect.h"
 #include "plugin/mk.h"
 #include "plugin/output.h"
 
@@ -59,9 +59,9 @@ void output_shell_quote(struct buf *b, const char *w)
 /*
  * A build step's output goes where a recipe line's would, stdout text to
  * fd 1 and stderr text to fd 2, in the order the step wrote it (the
- * collector of a recipe wait prints the same way: result_emit).
+ * collector of a recipe wait prints the same way: msg_result_emit).
  */
 void output_print_result(const struct result_msg *r)
 {
-	result_emit(r, mk_print);
+	msg_result_emit(r, mk_print);
 }

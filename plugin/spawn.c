@@ -11,6 +11,7 @@
 
 #include "lib/proto.h"
 #include "lib/run.h"
+#include "lib/sig.h"
 #include "pool/start.h"
 #include "worker/worker.h"
 #include "lib/err.h"
@@ -114,7 +115,7 @@ int spawn_fork_worker(int index, int board, int started_after_ms, int *to_child,
 		 * (a child make forked before closing it) would keep this
 		 * worker and its job alive after make is gone.
 		 */
-		if (run_die_with_parent(make_pid, SIGTERM) < 0)
+		if (sig_die_with_parent(make_pid, SIGTERM) < 0)
 			_exit(126);
 		if (dup2(to[0], 0) < 0 || dup2(from[1], 1) < 0 ||
 		    (board >= 0 && dup2(board, 3) < 0))
@@ -124,7 +125,7 @@ int spawn_fork_worker(int index, int board, int started_after_ms, int *to_child,
 		if (close_range((unsigned)keep, ~0U, 0) < 0)
 			for (int fd = keep; fd < 65536; fd++)
 				close(fd);
-		_exit(worker_main(0, 1, index, started_after_ms, board >= 0 ? 3 : -1));
+		_exit(serve_main(0, 1, index, started_after_ms, board >= 0 ? 3 : -1));
 	}
 	close(to[0]);
 	close(from[1]);

@@ -28,7 +28,7 @@ char *spawn_find_worker(struct buf *err);
  */
 char *spawn_find_tracer(struct buf *err);
 /*
- * Fork a worker from this process image, running worker_main() with
+ * Fork a worker from this process image, running serve_main() with
  * started_after_ms; the board as above.
  */
 int spawn_fork_worker(int index, int board, int started_after_ms, int *to_child,

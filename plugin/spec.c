@@ -150,7 +150,6 @@ void spec_start(void)
 {
 	struct situation sit;
 	struct buf data = BUF_INIT, why = BUF_INIT;
-	const char *bad;
 	const char *off = getenv("ASYNC_COMPILE_SPECULATE");
 	const struct config *c = request_config_at_load();
 	uint64_t env;
@@ -169,8 +168,8 @@ void spec_start(void)
 		log_debug("no record", &why);
 		goto out;
 	}
-	if (record_decode(data.data, data.len, P.key, &P.prev, &P.nprev, &bad) < 0) {
-		buf_addf(&why, "%s: %s", P.file, bad);
+	buf_addf(&why, "%s: ", P.file);
+	if (record_decode(data.data, data.len, P.key, &P.prev, &P.nprev, &why) < 0) {
 		log_debug("record ignored", &why);
 		goto out;
 	}
@@ -340,7 +339,7 @@ size_t spec_note(size_t seen, const struct buf *id, const struct buf *rs, char *
 	}
 	e = &P.seen[seen - 1];
 	buf_reset(&e->env);
-	put_strv(&e->env, envp);
+	wire_put_strv(&e->env, envp);
 	buf_reset(&e->rs);
 	if (rs->len)
 		buf_add(&e->rs, rs->data, rs->len);

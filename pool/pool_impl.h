@@ -1,7 +1,7 @@
 /*
- * pool_impl.h - the pool's insides, shared by pool.c (workers, frames, the
- * API of pool.h) and pool_jobs.c (the job table and the queue).  Nothing
- * outside those two files includes it.
+ * pool_impl.h - the pool's insides, shared by pool.c (the API of pool.h),
+ * pool_workers.c (the workers and their frames) and pool_jobs.c (the job
+ * table and the queue).  Nothing outside those three files includes it.
  */
 #ifndef ASYNC_POOL_IMPL_H
 #define ASYNC_POOL_IMPL_H
@@ -64,6 +64,26 @@ struct pool {
 	int64_t next_start; /* ms: no start before this (back-off) */
 	int board;          /* board.h; -1 not made yet, -2 cannot be made */
 };
+
+static inline int64_t pool_now_ms(void)
+{
+	return proto_now_ns() / 1000000;
+}
+
+/* ---- pool_workers.c ---- */
+
+/* Write what w's pipe takes of its queue (a broken pipe drops it). */
+void pool_flush(struct pworker *w);
+/* Queue one frame for w and write what its pipe takes. */
+void pool_send(struct pworker *w, int64_t id, const void *payload, size_t len);
+/* Signal the process group of the job w runs, if the pool knows it. */
+void pool_kill_job(const struct pool *p, const struct pworker *w, int sig);
+/* Hand queued jobs to idle workers. */
+void pool_dispatch(struct pool *p);
+/* Timers, dispatch and worker starts: everything not driven by an fd. */
+void pool_tick(struct pool *p);
+/* Read what w sent (up to POOL_READ_BUDGET) and act on each frame. */
+void pool_read(struct pool *p, struct pworker *w);
 
 /* ---- pool_jobs.c ---- */
 

@@ -97,7 +97,7 @@ void pool_report(struct pool *p, struct pjob *j, int status, uint32_t flags,
 	pool_job_free(p, j);
 	p->st.completed++;
 	p->ops.result(p->ctx, id, &res);
-	result_msg_release(&res);
+	msg_result_release(&res);
 }
 
 /* ---- queue ---- */

@@ -18,8 +18,8 @@
 #include <sys/un.h>
 #include <unistd.h>
 
-#include "lib/collectmsg.h"
-#include "lib/diag.h"
+#include "lib/msg_collect.h"
+#include "worker/diag.h"
 #include "worker/worker.h"
 
 static void collect_write(int fd, const void *p, size_t n)
@@ -76,7 +76,7 @@ int collect_main(const char *path, const char *arg)
 	int fd, nfail = 0, first = 0, rc = COLLECT_EXIT_ERROR;
 	int64_t next = 1;
 
-	if (collect_parse_arg(arg, &hello) < 0) {
+	if (msg_collect_parse_arg(arg, &hello) < 0) {
 		diag_warn("--collect: '%s' is not a wait (WAIT:COOKIE); this command is "
 			  "what $(async-wait) expands to in a recipe, not one to run by hand", arg);
 		return COLLECT_EXIT_ERROR;
@@ -99,15 +99,16 @@ int collect_main(const char *path, const char *arg)
 	frame_decoder_init(&d);
 	for (;;) {
 		struct step_msg st;
-		const char *why, *text;
+		struct buf err = BUF_INIT;
+		const char *text;
 		int r = frame_read_one(fd, &d), len;
 
 		if (r <= 0) {
 			if (r == 0)
 				diag_warn("--collect: the make that queued wait %lld exited "
 					  "before its steps ended", (long long)hello.wait);
-			else if (d.err[0])
-				diag_warn("--collect: bad frame from make: %s", d.err);
+			else if (d.err.len)
+				diag_warn("--collect: bad frame from make: %s", (char *)d.err.data);
 			else
 				diag_warn("--collect: reading from make:");
 			break;
@@ -131,20 +132,21 @@ int collect_main(const char *path, const char *arg)
 				  len, text);
 			break;
 		}
-		if (d.id != next || msg_get_step(d.payload.data, d.payload.len, &st, &why) < 0) {
+		if (d.id != next || msg_get_step(d.payload.data, d.payload.len, &st, &err) < 0) {
 			diag_warn("--collect: bad message from make: %s", d.id != next
-				  ? "a step out of order" : why);
+				  ? "a step out of order" : (char *)err.data);
+			buf_release(&err);
 			break;
 		}
 		next++;
-		result_emit(&st.res, collect_write);
+		msg_result_emit(&st.res, collect_write);
 		if (st.res.status) {
 			if (!nfail++)
 				first = st.res.status;
 			buf_addf(&fail, "  %s (status %d): %s\n", st.name, (int)st.res.status,
 				 st.command);
 		}
-		step_msg_release(&st);
+		msg_step_release(&st);
 		frame_next(&d);
 	}
 	frame_decoder_release(&d);

@@ -13,11 +13,12 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#include "lib/diag.h"
+#include "worker/diag.h"
 #include "config/config.h"
 #include "lib/cache.h"
 #include "lib/proto.h"
 #include "lib/run.h"
+#include "lib/sig.h"
 #include "lib/store.h"
 #include "worker/worker.h"
 
@@ -74,7 +75,7 @@ static void open_stdio(void)
 
 static void die_with_parent(void)
 {
-	if (run_die_with_parent(getppid(), SIGTERM) < 0) {
+	if (sig_die_with_parent(getppid(), SIGTERM) < 0) {
 		if (errno != ESRCH)
 			perror("asynccompile-worker: prctl");
 		exit(1);
@@ -124,20 +125,20 @@ static int find_config(const char *file, struct config *c)
 static int cache_command(const char *what, const char *file)
 {
 	struct config c;
-	struct buf out = BUF_INIT, why = BUF_INIT;
+	struct buf out = BUF_INIT, err = BUF_INIT;
 	int store, dir;
 	char *path;
 
 	if (find_config(file, &c) < 0)
 		return 1;
-	path = store_path(c.cache_dir, &why);
-	store = path ? store_open(c.cache_dir, 1, &why) : -1;
-	dir = store >= 0 ? cache_open(store, &why) : -1;
+	path = store_path(c.cache_dir, &err);
+	store = path ? store_open(c.cache_dir, 1, &err) : -1;
+	dir = store >= 0 ? cache_open(store, &err) : -1;
 	if (dir < 0) {
-		diag_warn("no cache: %s", (char *)why.data);
+		diag_warn("no cache: %s", (char *)err.data);
 		free(path);
 		config_release(&c);
-		buf_release(&why);
+		buf_release(&err);
 		return 1;
 	}
 	if (!strcmp(what, "--cache-clear"))
@@ -151,7 +152,7 @@ static int cache_command(const char *what, const char *file)
 	free(path);
 	config_release(&c);
 	buf_release(&out);
-	buf_release(&why);
+	buf_release(&err);
 	return 0;
 }
 
@@ -205,7 +206,7 @@ int main(int argc, char **argv)
 		int index = parse_int(argv[2], 0, INT_MAX);
 
 		die_with_parent();
-		return worker_main(0, 1, index, after < 0 ? 0 : after, board);
+		return serve_main(0, 1, index, after < 0 ? 0 : after, board);
 	}
 	if (!strcmp(argv[1], "--supervise")) {
 		int n = parse_int(argv[2], 1, 1024);

@@ -1,5 +1,5 @@
 /*
- * serve.c - worker_main(): one pool worker.  Answers the pool's HELLO, then
+ * serve.c - serve_main(): one pool worker.  Answers the pool's HELLO, then
  * runs the jobs it is sent one at a time: JOB -> STARTED -> RESULT.
  *
  * The worker reads exactly up to the end of the frame it is decoding, so
@@ -9,7 +9,7 @@
  * away (EOF).  Output frames are written blocking: the pool never blocks,
  * and a dead pool gives EPIPE.
  */
-#include "lib/diag.h"
+#include "worker/diag.h"
 #include "worker/worker.h"
 
 #include <errno.h>
@@ -25,14 +25,16 @@
 
 #include "pool/board.h"
 #include "lib/launch.h"
+#include "lib/err.h"
 #include "lib/proto.h"
 #include "lib/run.h"
+#include "lib/sig.h"
 
 enum serve_event {
 	EV_FRAME = 1,   /* a frame is ready in s->dec */
 	EV_MORE = 0,    /* bytes consumed, no frame yet */
 	EV_EOF = -1,    /* clean EOF between frames */
-	EV_ERROR = -2,  /* protocol error (s->why set) */
+	EV_ERROR = -2,  /* protocol error (s->err set) */
 	EV_SIGNAL = -3, /* fatal signal (s->signo set) */
 	EV_PEER = -4,   /* the peer sent ERROR: fail without answering */
 };
@@ -46,10 +48,12 @@ struct serve {
 	int64_t job_id;   /* job being run, 0 when idle */
 	int signo;
 	int peer_failed;  /* it sent ERROR */
-	char why[200];    /* protocol error text */
+	struct buf err;   /* the protocol error, once there is one */
 };
 
-#define serve_fail(s, ...) diag_why((s)->why, sizeof (s)->why, EV_ERROR, __VA_ARGS__)
+/* The last failure's words are the ones reported (a later one replaces). */
+#define serve_fail(s, ...) \
+	(buf_reset(&(s)->err), err_fail(&(s)->err, __VA_ARGS__), EV_ERROR)
 
 /* One read() of at most what the current frame still needs, then feed it. */
 static int serve_read_once(struct serve *s)
@@ -70,10 +74,10 @@ static int serve_read_once(struct serve *s)
 		if (n < 0 && (errno == EINTR || errno == EAGAIN))
 			return EV_MORE;
 		if (n < 0)
-			return serve_fail(s, "read: %s", strerror(errno));
+			return serve_fail(s, "read:");
 		if (n == 0) {
 			if (frame_eof(&s->dec) < 0)
-				return serve_fail(s, "%s", s->dec.err);
+				return serve_fail(s, "%s", (char *)s->dec.err.data);
 			return EV_EOF;
 		}
 	} else {
@@ -81,7 +85,7 @@ static int serve_read_once(struct serve *s)
 	}
 	r = frame_feed(&s->dec, tmp, (size_t)n, &used);
 	if (r == FRAME_ERROR)
-		return serve_fail(s, "%s", s->dec.err);
+		return serve_fail(s, "%s", (char *)s->dec.err.data);
 	return r == FRAME_READY ? EV_FRAME : EV_MORE;
 }
 
@@ -116,10 +120,10 @@ static int serve_next(struct serve *s)
 		if (poll(pfd, 2, -1) < 0) {
 			if (errno == EINTR)
 				continue;
-			return serve_fail(s, "poll: %s", strerror(errno));
+			return serve_fail(s, "poll:");
 		}
 		if (pfd[1].revents) {
-			s->signo = run_signals_drain(s->sig_fd);
+			s->signo = sig_drain(s->sig_fd);
 			if (s->signo)
 				return EV_SIGNAL;
 		}
@@ -142,8 +146,8 @@ static void serve_send_error(struct serve *s)
 {
 	struct buf b = BUF_INIT;
 
-	diag_warn("protocol error: %s", s->why);
-	msg_put_text(&b, MSG_ERROR, s->why);
+	diag_warn("protocol error: %s", (char *)s->err.data);
+	msg_put_text(&b, MSG_ERROR, (char *)s->err.data);
 	serve_send(s, PROTO_ID_CONTROL, &b);
 	buf_release(&b);
 }
@@ -190,7 +194,7 @@ static void serve_job_pid(void *ctx, pid_t pid)
 /*
  * The runner saw the pool speak or a signal arrive while a job runs.
  * Anything but a CANCEL of this job ends the job; what ends the worker is
- * left in s->why / s->signo for worker_main().
+ * left in s->err / s->signo for serve_main().
  */
 static int serve_watch(void *ctx, int fd)
 {
@@ -198,7 +202,7 @@ static int serve_watch(void *ctx, int fd)
 	int r;
 
 	if (fd == s->sig_fd) {
-		s->signo = run_signals_drain(fd);
+		s->signo = sig_drain(fd);
 		return s->signo ? RUN_ABANDON : RUN_CONTINUE;
 	}
 	r = serve_read(s);
@@ -207,7 +211,7 @@ static int serve_watch(void *ctx, int fd)
 	if (r == EV_EOF || r == EV_ERROR)
 		return RUN_ABANDON;
 	if (s->dec.id == PROTO_ID_SHUTDOWN)
-		return RUN_ABANDON; /* dec stays ready: worker_main sees it */
+		return RUN_ABANDON; /* dec stays ready: serve_main sees it */
 	if (serve_ignorable(s)) {
 		frame_next(&s->dec);
 		return RUN_CONTINUE;
@@ -251,19 +255,19 @@ static int serve_job(struct serve *s)
 	};
 	struct job_msg job;
 	struct result_msg res;
-	struct buf b = BUF_INIT;
-	const char *why;
+	struct buf b = BUF_INIT, err = BUF_INIT;
 	int r;
 
-	if (msg_get_job(s->dec.payload.data, s->dec.payload.len, &job, &why) < 0) {
-		(void)serve_fail(s, "job %" PRId64 ": %s", s->dec.id, why);
+	if (msg_get_job(s->dec.payload.data, s->dec.payload.len, &job, &err) < 0) {
+		(void)serve_fail(s, "job %" PRId64 ": %s", s->dec.id, (char *)err.data);
+		buf_release(&err);
 		return 1;
 	}
 	s->job_id = s->dec.id;
 	frame_next(&s->dec);
 	r = run_job(&job, &hooks, &res);
 	kill_daemons = job.kill_daemons;
-	job_msg_release(&job);
+	msg_job_release(&job);
 	/*
 	 * Nothing the job started outlives it in its session, inside its
 	 * group or not (timeout(1) changes group, not session).  What it
@@ -271,7 +275,7 @@ static int serve_job(struct serve *s)
 	 * next job may use (sccache): it stays, unless `daemons: kill`, until
 	 * this worker ends, which ends everything.
 	 */
-	run_reap_strays(kill_daemons || !session ? NULL : serve_daemon, &session);
+	sig_reap_strays(kill_daemons || !session ? NULL : serve_daemon, &session);
 	if (r == RUN_DONE) {
 		res.worker = s->index;
 		res.attempts = 1;
@@ -279,7 +283,7 @@ static int serve_job(struct serve *s)
 		r = serve_send(s, s->job_id, &b) < 0;
 		buf_release(&b);
 	}
-	result_msg_release(&res);
+	msg_result_release(&res);
 	s->job_id = 0;
 	return r != 0;
 }
@@ -288,13 +292,12 @@ static int serve_hello(struct serve *s)
 {
 	struct hello_msg peer, me = { PROTO_VERSION, 1, (int32_t)getpid() };
 	struct buf b = BUF_INIT;
-	const char *why;
 	int r = serve_next(s);
 
 	if (r != EV_FRAME)
 		return r;
 	if (s->dec.id != PROTO_ID_CONTROL ||
-	    msg_get_hello(s->dec.payload.data, s->dec.payload.len, &peer, &why) < 0)
+	    msg_get_hello(s->dec.payload.data, s->dec.payload.len, &peer, NULL) < 0)
 		return serve_fail(s, "expected HELLO first");
 	if (peer.version != PROTO_VERSION)
 		return serve_fail(s, "protocol version mismatch: peer speaks %"
@@ -314,7 +317,7 @@ static int serve_frame(struct serve *s)
 		return EV_EOF;
 	if (s->dec.id > 0 && type == MSG_JOB) {
 		if (serve_job(s))
-			return s->why[0] ? EV_ERROR : s->signo ? EV_SIGNAL :
+			return s->err.len ? EV_ERROR : s->signo ? EV_SIGNAL :
 			       s->peer_failed ? EV_PEER : EV_EOF;
 		return EV_MORE;
 	}
@@ -329,7 +332,7 @@ static int serve_frame(struct serve *s)
 			  s->dec.id, type);
 }
 
-int worker_main(int in_fd, int out_fd, int index, int started_after_ms, int board_fd)
+int serve_main(int in_fd, int out_fd, int index, int started_after_ms, int board_fd)
 {
 	static const int sigs[] = { SIGTERM, SIGINT, SIGHUP, SIGQUIT, 0 };
 	struct serve s;
@@ -347,11 +350,11 @@ int worker_main(int in_fd, int out_fd, int index, int started_after_ms, int boar
 	/*
 	 * Processes a job moves out of its process group (timeout(1),
 	 * setsid) become our children when their parent exits, instead of
-	 * init's, so run_reap_strays() can end them.
+	 * init's, so sig_reap_strays() can end them.
 	 */
 	prctl(PR_SET_CHILD_SUBREAPER, 1);
 	diag_set_worker(index);
-	s.sig_fd = run_signals_open(sigs);
+	s.sig_fd = sig_open(sigs);
 	if (s.sig_fd < 0) {
 		diag_warn("pipe:");
 		return 1;
@@ -366,10 +369,11 @@ int worker_main(int in_fd, int out_fd, int index, int started_after_ms, int boar
 		serve_send_error(&s);
 	if (r == EV_SIGNAL && s.signo != SIGTERM)
 		diag_warn("%s", strsignal(s.signo));
-	run_reap_strays(NULL, NULL);
+	sig_reap_strays(NULL, NULL);
 	launch_release();
 	frame_decoder_release(&s.dec);
-	run_signals_close(s.sig_fd);
+	buf_release(&s.err);
+	sig_close(s.sig_fd);
 	if (r == EV_SIGNAL)
 		return 128 + s.signo;
 	return r == EV_ERROR || r == EV_PEER ? 1 : 0;

@@ -10,7 +10,7 @@
  * arrives after its last frame).  It is also a child subreaper: the jobs of
  * a worker that died come to it, and sup_reap() ends them.
  */
-#include "lib/diag.h"
+#include "worker/diag.h"
 #include "pool/start.h"
 #include "worker/worker.h"
 
@@ -28,8 +28,10 @@
 #include <unistd.h>
 
 #include "pool/pool.h"
+#include "lib/err.h"
 #include "lib/proto.h"
 #include "lib/run.h"
+#include "lib/sig.h"
 
 extern char **environ;
 
@@ -55,7 +57,7 @@ struct sup {
 	int hello_done;
 	int in_eof, out_dead;
 	int done, status;
-	char why[240];
+	struct buf err; /* why it ends with status 1 */
 };
 
 /* ---- pool_ops ---- */
@@ -118,7 +120,7 @@ static void sup_reap(void *ctx, pid_t pid)
 
 	while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
 		;
-	run_reap_strays(sup_spare, ctx);
+	sig_reap_strays(sup_spare, ctx);
 }
 
 static void sup_log(void *ctx, const char *msg)
@@ -129,14 +131,17 @@ static void sup_log(void *ctx, const char *msg)
 
 /* ---- upstream ---- */
 
-/* The supervisor ends with status 1; s->why says why. */
-static int sup_end(struct sup *s)
+/*
+ * The supervisor ends with status 1; s->err says why (a later failure's
+ * words replace an earlier one's).
+ */
+static void sup_end(struct sup *s)
 {
 	s->done = 1;
 	s->status = 1;
-	return 0;
+	buf_reset(&s->err);
 }
-#define sup_fail(s, ...) (void)diag_why((s)->why, sizeof (s)->why, sup_end(s), __VA_ARGS__)
+#define sup_fail(s, ...) (sup_end(s), (void)err_fail(&(s)->err, __VA_ARGS__))
 
 static void sup_flush(struct sup *s)
 {
@@ -171,10 +176,9 @@ static void sup_hello(struct sup *s)
 	struct hello_msg peer, me = { PROTO_VERSION, (uint32_t)s->nworkers,
 				      (int32_t)getpid() };
 	struct buf b = BUF_INIT;
-	const char *why;
 
 	if (s->dec.id != PROTO_ID_CONTROL ||
-	    msg_get_hello(s->dec.payload.data, s->dec.payload.len, &peer, &why) < 0) {
+	    msg_get_hello(s->dec.payload.data, s->dec.payload.len, &peer, NULL) < 0) {
 		sup_fail(s, "expected HELLO as the first frame");
 		return;
 	}
@@ -196,18 +200,22 @@ static void sup_job(struct sup *s)
 {
 	struct frame_decoder *d = &s->dec;
 	struct job_msg job;
-	const char *why;
+	struct buf err = BUF_INIT;
 	uint32_t retries;
 
-	if (msg_get_job(d->payload.data, d->payload.len, &job, &why) < 0) {
-		sup_fail(s, "job %" PRId64 ": %s", d->id, why);
+	if (msg_get_job(d->payload.data, d->payload.len, &job, &err) < 0) {
+		sup_fail(s, "job %" PRId64 ": %s", d->id, (char *)err.data);
+		buf_release(&err);
 		return;
 	}
 	retries = job.retries;
-	job_msg_release(&job);
-	if (pool_submit(s->pool, d->id, d->payload.data, d->payload.len, retries) < 0)
-		sup_fail(s, "job %" PRId64 ": %s", d->id, errno == EEXIST ?
-			 "id already in use" : strerror(errno));
+	msg_job_release(&job);
+	if (pool_submit(s->pool, d->id, d->payload.data, d->payload.len, retries) < 0) {
+		if (errno == EEXIST)
+			sup_fail(s, "job %" PRId64 ": id already in use", d->id);
+		else
+			sup_fail(s, "job %" PRId64 ":", d->id);
+	}
 }
 
 static void sup_frame(struct sup *s)
@@ -239,14 +247,15 @@ static void sup_frame(struct sup *s)
 	}
 	if (d->id == PROTO_ID_CONTROL && type == MSG_WORKERS) {
 		uint32_t n;
-		const char *why;
+		struct buf err = BUF_INIT;
 
-		if (msg_get_workers(d->payload.data, d->payload.len, &n, &why) < 0)
-			sup_fail(s, "%s", why);
+		if (msg_get_workers(d->payload.data, d->payload.len, &n, &err) < 0)
+			sup_fail(s, "%s", (char *)err.data);
 		else if (pool_resize(s->pool, (int)n) < 0)
 			sup_fail(s, "cannot grow the pool to %" PRIu32 " workers: out of memory", n);
 		else if ((int)n > s->nworkers)
 			s->nworkers = (int)n;
+		buf_release(&err);
 		return;
 	}
 	if (d->id == PROTO_ID_CONTROL &&
@@ -271,7 +280,7 @@ static void sup_read(struct sup *s)
 	if (n <= 0) {
 		s->in_eof = 1;
 		if (frame_eof(&s->dec) < 0)
-			sup_fail(s, "%s", s->dec.err);
+			sup_fail(s, "%s", (char *)s->dec.err.data);
 		s->done = 1;
 		return;
 	}
@@ -280,7 +289,7 @@ static void sup_read(struct sup *s)
 
 		off += used;
 		if (r == FRAME_ERROR) {
-			sup_fail(s, "%s", s->dec.err);
+			sup_fail(s, "%s", (char *)s->dec.err.data);
 			return;
 		}
 		if (r == FRAME_READY) {
@@ -339,11 +348,11 @@ static void sup_loop(struct sup *s)
 		if (poll(fds, k + np, timeout) < 0) {
 			if (errno == EINTR)
 				continue;
-			sup_fail(s, "poll: %s", strerror(errno));
+			sup_fail(s, "poll:");
 			break;
 		}
 		if (fds[0].revents) {
-			int sig = run_signals_drain(s->sig_fd);
+			int sig = sig_drain(s->sig_fd);
 
 			if (sig && sig != SIGCHLD) {
 				s->done = 1;
@@ -386,24 +395,24 @@ int supervise_main(int in_fd, int out_fd, int nworkers, const char *worker_exe,
 						  : started_after_ms;
 	s.exe = worker_exe;
 	frame_decoder_init(&s.dec);
-	s.sig_fd = run_signals_open(sigs);
+	s.sig_fd = sig_open(sigs);
 	s.pool = pool_new(s.nworkers, &ops, &s);
 	if (s.sig_fd < 0 || !s.pool) {
 		diag_warn("cannot set up:");
 		if (s.pool)
 			pool_destroy(s.pool, 0);
 		if (s.sig_fd >= 0)
-			run_signals_close(s.sig_fd);
+			sig_close(s.sig_fd);
 		return 1;
 	}
 	fcntl(in_fd, F_SETFL, fcntl(in_fd, F_GETFL) | O_NONBLOCK);
 	fcntl(out_fd, F_SETFL, fcntl(out_fd, F_GETFL) | O_NONBLOCK);
 	sup_loop(&s);
-	if (s.why[0]) {
+	if (s.err.len) {
 		struct buf b = BUF_INIT;
 
-		diag_warn("protocol error: %s", s.why);
-		msg_put_text(&b, MSG_ERROR, s.why);
+		diag_warn("protocol error: %s", (char *)s.err.data);
+		msg_put_text(&b, MSG_ERROR, (char *)s.err.data);
 		frame_put(&s.upq.buf, PROTO_ID_CONTROL, b.data, b.len);
 		buf_release(&b);
 	}
@@ -413,6 +422,7 @@ int supervise_main(int in_fd, int out_fd, int nworkers, const char *worker_exe,
 	pool_destroy(s.pool, SUP_GRACE_MS);
 	frame_decoder_release(&s.dec);
 	frame_outq_release(&s.upq);
-	run_signals_close(s.sig_fd);
+	buf_release(&s.err);
+	sig_close(s.sig_fd);
 	return s.status;
 }

@@ -178,16 +178,15 @@ static void hello(int expect_workers)
 	struct hello_msg me = { PROTO_VERSION, 0, (int32_t)getpid() }, peer;
 	struct frame_decoder d;
 	struct buf b = BUF_INIT;
-	const char *why;
 
 	msg_put_hello(&b, &me);
 	send_frame(PROTO_ID_CONTROL, &b);
 	buf_release(&b);
 	frame_decoder_init(&d);
 	if (frame_read_one(from_sup, &d) != 1)
-		die("no HELLO from the supervisor (%s)", d.err);
+		die("no HELLO from the supervisor (%s)", (char *)d.err.data);
 	if (d.id != PROTO_ID_CONTROL ||
-	    msg_get_hello(d.payload.data, d.payload.len, &peer, &why) < 0)
+	    msg_get_hello(d.payload.data, d.payload.len, &peer, NULL) < 0)
 		die("first frame is not a HELLO");
 	if (peer.version != PROTO_VERSION || (int)peer.workers != expect_workers ||
 	    peer.pid != sup_pid)
@@ -243,7 +242,7 @@ static const char *flag_names(uint32_t f)
 static void wait_result(int64_t id, struct result_msg *res, int stop_at_started)
 {
 	struct frame_decoder d;
-	const char *why;
+	struct buf why = BUF_INIT; /* filled only before die() */
 
 	frame_decoder_init(&d);
 	for (;;) {
@@ -251,13 +250,13 @@ static void wait_result(int64_t id, struct result_msg *res, int stop_at_started)
 		int type;
 
 		if (r != 1)
-			die("supervisor closed the connection (%s)", r ? d.err : "EOF");
+			die("supervisor closed the connection (%s)", r ? (char *)d.err.data : "EOF");
 		type = msg_type(d.payload.data, d.payload.len);
 		if (d.id == id && type == MSG_STARTED) {
 			struct started_msg m;
 
 			if (msg_get_started(d.payload.data, d.payload.len, &m, &why) < 0)
-				die("bad STARTED: %s", why);
+				die("bad STARTED: %s", (char *)why.data);
 			note_pid("job", m.pid);
 			if (stop_at_started)
 				break;
@@ -265,7 +264,7 @@ static void wait_result(int64_t id, struct result_msg *res, int stop_at_started)
 		}
 		if (d.id == id && type == MSG_RESULT) {
 			if (msg_get_result(d.payload.data, d.payload.len, res, &why) < 0)
-				die("bad RESULT: %s", why);
+				die("bad RESULT: %s", (char *)why.data);
 			break;
 		}
 		die("unexpected frame: id %" PRId64 " type %d", d.id, type);
@@ -302,7 +301,7 @@ static int mode_one(const char *cmd)
 	for (line = strtok_r((char *)res.err.data, "\n", &save); line;
 	     line = strtok_r(NULL, "\n", &save))
 		printf("err: %s\n", line);
-	result_msg_release(&res);
+	msg_result_release(&res);
 	shutdown_supervisor();
 	return 0;
 }
@@ -320,7 +319,7 @@ static int mode_many(long count, const char *cmd)
 	unsigned char *seen = calloc((size_t)count + 1, 1), tmp[65536];
 	long results = 0, bad = 0;
 	int64_t t0 = now_ns(), t1;
-	const char *why;
+	struct buf why = BUF_INIT; /* filled only before die() */
 
 	if (!seen)
 		die("out of memory");
@@ -353,7 +352,7 @@ static int mode_many(long count, const char *cmd)
 
 			off += used;
 			if (r == FRAME_ERROR)
-				die("bad frame: %s", d.err);
+				die("bad frame: %s", (char *)d.err.data);
 			if (r != FRAME_READY)
 				continue;
 			type = msg_type(d.payload.data, d.payload.len);
@@ -366,7 +365,7 @@ static int mode_many(long count, const char *cmd)
 				struct result_msg res;
 
 				if (msg_get_result(d.payload.data, d.payload.len, &res, &why) < 0)
-					die("bad RESULT: %s", why);
+					die("bad RESULT: %s", (char *)why.data);
 				if (seen[d.id]++)
 					die("second RESULT for job %" PRId64, d.id);
 				if (res.status != 0 || res.flags) {
@@ -375,7 +374,7 @@ static int mode_many(long count, const char *cmd)
 							d.id, res.status, flag_names(res.flags),
 							(char *)res.err.data);
 				}
-				result_msg_release(&res);
+				msg_result_release(&res);
 				results++;
 			} else {
 				die("unexpected message type %d", type);
@@ -434,7 +433,7 @@ static int mode_bigio(long mb)
 				break;
 			}
 	}
-	result_msg_release(&res);
+	msg_result_release(&res);
 	free(in);
 	shutdown_supervisor();
 	return fail;
@@ -476,8 +475,8 @@ static int mode_stats(const char *cmd)
 	send_frame(1, &b);
 	buf_reset(&b);
 	wait_result(1, &res, 0);
-	result_msg_release(&res);
-	put_u8(&b, MSG_STATS);
+	msg_result_release(&res);
+	wire_put_u8(&b, MSG_STATS);
 	send_frame(PROTO_ID_CONTROL, &b);
 	buf_release(&b);
 	frame_decoder_init(&d);
@@ -509,7 +508,7 @@ static int mode_cancel(const char *cmd)
 	for (char *save = NULL, *line = strtok_r((char *)res.err.data, "\n", &save);
 	     line; line = strtok_r(NULL, "\n", &save))
 		printf("err: %s\n", line);
-	result_msg_release(&res);
+	msg_result_release(&res);
 	shutdown_supervisor();
 	return 0;
 }
@@ -527,10 +526,10 @@ static int mode_malformed(const char *kind)
 	} else if (!strcmp(kind, "badid")) {
 		id = -7;
 	} else if (!strcmp(kind, "badtype")) {
-		put_u8(&b, 99);
+		wire_put_u8(&b, 99);
 	} else if (!strcmp(kind, "shortjob")) {
-		put_u8(&b, MSG_JOB);
-		put_u32(&b, 3);
+		wire_put_u8(&b, MSG_JOB);
+		wire_put_u32(&b, 3);
 	} else if (!strcmp(kind, "truncated")) {
 		len = 100;
 	} else if (!strcmp(kind, "version")) {

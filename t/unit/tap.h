@@ -3,7 +3,9 @@
  * ok(cond, fmt, ...) prints one test line; is_int(got, want, what) and
  * is_string(got, want, what) do the same for an equality and, when it
  * fails, say what they got and what they wanted; done_testing() prints
- * the plan and returns the exit status for main().
+ * the plan and returns the exit status for main().  fresh_why() is an
+ * empty reason buffer for one call of a function that fails with one
+ * (lib/err.h), why_text() what that call put there (NULL: nothing).
  */
 #ifndef ASYNC_TAP_H
 #define ASYNC_TAP_H
@@ -11,6 +13,8 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
+
+#include "lib/buf.h"
 
 static int tap_n, tap_failed;
 
@@ -61,6 +65,27 @@ static int is_string(const char *got, const char *want, const char *what)
 		diag("  got: %s%s%s, wanted: \"%s\"", got ? "\"" : "", got ? got : "NULL",
 		     got ? "\"" : "", want ? want : "NULL");
 	return r;
+}
+
+static struct buf tap_why;
+
+__attribute__((unused))
+static struct buf *fresh_why(void)
+{
+	buf_reset(&tap_why);
+	return &tap_why;
+}
+
+__attribute__((unused))
+static const char *why_text(void)
+{
+	return tap_why.len ? (const char *)tap_why.data : NULL;
+}
+
+__attribute__((unused))
+static void tap_why_release(void)
+{
+	buf_release(&tap_why);
 }
 
 static int done_testing(void)

@@ -1,7 +1,7 @@
 /*
- * test-collect.c - the recipe waits' messages (lib/collectmsg.h):
+ * test-collect.c - the recipe waits' messages (lib/msg_collect.h):
  * COLLECT and STEP round trips, what the decoders refuse, the
- * collector's argument, and result_emit()'s order.
+ * collector's argument, and msg_result_emit()'s order.
  * Run with --write-corpus DIR to write the fuzzer's seed corpus
  * (fuzz/corpus/collect: a chunk-size byte, then frames).
  */
@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "lib/collectmsg.h"
+#include "lib/msg_collect.h"
 #include "corpus.h"
 #include "tap.h"
 
@@ -27,26 +27,25 @@ static void test_collect(void)
 {
 	struct buf b = BUF_INIT;
 	struct collect_msg m;
-	const char *why = NULL;
 
 	put_collect(&b, 7, cookie);
-	ok(msg_get_collect(b.data, b.len, &m, &why) == 0, "COLLECT round trip");
+	ok(msg_get_collect(b.data, b.len, &m, fresh_why()) == 0, "COLLECT round trip");
 	is_int(m.wait, 7, "COLLECT: the wait");
 	is_string(m.cookie, cookie, "COLLECT: the cookie");
 	is_int(m.version, PROTO_VERSION, "COLLECT: the version");
-	ok(msg_get_collect(b.data, b.len - 1, &m, &why) < 0 && why, "COLLECT: truncated is refused");
+	ok(msg_get_collect(b.data, b.len - 1, &m, fresh_why()) < 0 && why_text(), "COLLECT: truncated is refused");
 	buf_addch(&b, 0);
-	ok(msg_get_collect(b.data, b.len, &m, &why) < 0 && strstr(why, "trailing"),
+	ok(msg_get_collect(b.data, b.len, &m, fresh_why()) < 0 && strstr(why_text(), "trailing"),
 	   "COLLECT: trailing bytes are refused");
 	buf_reset(&b);
 	put_collect(&b, 0, cookie);
-	ok(msg_get_collect(b.data, b.len, &m, &why) < 0, "COLLECT: wait 0 is refused");
+	ok(msg_get_collect(b.data, b.len, &m, fresh_why()) < 0, "COLLECT: wait 0 is refused");
 	buf_reset(&b);
 	put_collect(&b, 3, "0123456789ABCDEF0123456789ABCDEF");
-	ok(msg_get_collect(b.data, b.len, &m, &why) < 0, "COLLECT: a cookie not in lower-case hex is refused");
+	ok(msg_get_collect(b.data, b.len, &m, fresh_why()) < 0, "COLLECT: a cookie not in lower-case hex is refused");
 	buf_reset(&b);
 	put_collect(&b, 3, "0123");
-	ok(msg_get_collect(b.data, b.len, &m, &why) < 0, "COLLECT: a short cookie is refused");
+	ok(msg_get_collect(b.data, b.len, &m, fresh_why()) < 0, "COLLECT: a short cookie is refused");
 	buf_release(&b);
 }
 
@@ -55,29 +54,28 @@ static void test_step(void)
 	struct result_msg r;
 	struct step_msg s;
 	struct buf b = BUF_INIT;
-	const char *why = NULL;
 
 	memset(&r, 0, sizeof r);
 	r.status = 3;
 	buf_addstr(&r.out, "out");
 	buf_addstr(&r.err, "err");
-	result_order_add(&r.order, RES_ERR, 3);
-	result_order_add(&r.order, RES_OUT, 3);
+	msg_result_order_add(&r.order, RES_ERR, 3);
+	msg_result_order_add(&r.order, RES_OUT, 3);
 	msg_put_step(&b, "n.o", "cc -c n.c", &r);
-	ok(msg_get_step(b.data, b.len, &s, &why) == 0, "STEP round trip");
+	ok(msg_get_step(b.data, b.len, &s, fresh_why()) == 0, "STEP round trip");
 	is_string(s.name, "n.o", "STEP: the name");
 	is_string(s.command, "cc -c n.c", "STEP: the command");
 	is_int(s.res.status, 3, "STEP: the status");
 	is_string((char *)s.res.out.data, "out", "STEP: stdout");
-	step_msg_release(&s);
-	ok(msg_get_step(b.data, b.len - 1, &s, &why) < 0 && !s.name, "STEP: truncated is refused");
+	msg_step_release(&s);
+	ok(msg_get_step(b.data, b.len - 1, &s, fresh_why()) < 0 && !s.name, "STEP: truncated is refused");
 	/* a RESULT whose order claims more than its output */
 	buf_reset(&b);
-	result_order_add(&r.order, RES_OUT, 10);
+	msg_result_order_add(&r.order, RES_OUT, 10);
 	msg_put_step(&b, "n.o", "cc", &r);
-	ok(msg_get_step(b.data, b.len, &s, &why) < 0 && strstr(why, "order"),
+	ok(msg_get_step(b.data, b.len, &s, fresh_why()) < 0 && strstr(why_text(), "order"),
 	   "STEP: a RESULT the plugin could not have sent is refused");
-	result_msg_release(&r);
+	msg_result_release(&r);
 	buf_release(&b);
 }
 
@@ -87,15 +85,15 @@ static void test_arg(void)
 	char arg[128];
 
 	snprintf(arg, sizeof arg, "42:%s", cookie);
-	ok(collect_parse_arg(arg, &m) == 0 && m.wait == 42 && !strcmp(m.cookie, cookie),
+	ok(msg_collect_parse_arg(arg, &m) == 0 && m.wait == 42 && !strcmp(m.cookie, cookie),
 	   "the argument WAIT:COOKIE");
-	ok(collect_parse_arg("42", &m) < 0, "no cookie: refused");
+	ok(msg_collect_parse_arg("42", &m) < 0, "no cookie: refused");
 	snprintf(arg, sizeof arg, "0:%s", cookie);
-	ok(collect_parse_arg(arg, &m) < 0, "wait 0: refused");
+	ok(msg_collect_parse_arg(arg, &m) < 0, "wait 0: refused");
 	snprintf(arg, sizeof arg, "99999999999999999999:%s", cookie);
-	ok(collect_parse_arg(arg, &m) < 0, "a wait too large: refused");
+	ok(msg_collect_parse_arg(arg, &m) < 0, "a wait too large: refused");
 	snprintf(arg, sizeof arg, "4:%sx", cookie);
-	ok(collect_parse_arg(arg, &m) < 0, "a longer cookie: refused");
+	ok(msg_collect_parse_arg(arg, &m) < 0, "a longer cookie: refused");
 }
 
 static struct buf emitted;
@@ -112,18 +110,18 @@ static void test_emit(void)
 	memset(&r, 0, sizeof r);
 	buf_addstr(&r.out, "ab");
 	buf_addstr(&r.err, "xy!note");
-	result_order_add(&r.order, RES_OUT, 1);
-	result_order_add(&r.order, RES_ERR, 2);
-	result_order_add(&r.order, RES_OUT, 1);
-	result_emit(&r, emit);
-	is_string((char *)emitted.data, "OaExyObE!note", "result_emit: the order the step wrote in, then the notes");
-	result_msg_release(&r);
+	msg_result_order_add(&r.order, RES_OUT, 1);
+	msg_result_order_add(&r.order, RES_ERR, 2);
+	msg_result_order_add(&r.order, RES_OUT, 1);
+	msg_result_emit(&r, emit);
+	is_string((char *)emitted.data, "OaExyObE!note", "msg_result_emit: the order the step wrote in, then the notes");
+	msg_result_release(&r);
 	buf_release(&emitted);
 	memset(&r, 0, sizeof r);
 	buf_addstr(&r.err, "!note");
-	result_emit(&r, emit);
-	is_string((char *)emitted.data, "E!note", "result_emit: text no run covers comes last");
-	result_msg_release(&r);
+	msg_result_emit(&r, emit);
+	is_string((char *)emitted.data, "E!note", "msg_result_emit: text no run covers comes last");
+	msg_result_release(&r);
 	buf_release(&emitted);
 }
 
@@ -141,8 +139,8 @@ static int write_corpus(const char *dir)
 	r.status = 1;
 	buf_addstr(&r.out, "o");
 	buf_addstr(&r.err, "e");
-	result_order_add(&r.order, RES_OUT, 1);
-	result_order_add(&r.order, RES_ERR, 1);
+	msg_result_order_add(&r.order, RES_OUT, 1);
+	msg_result_order_add(&r.order, RES_ERR, 1);
 	msg_put_step(&p, "a.o", "cc -c a.c", &r);
 	frame_put(&st, 1, p.data, p.len);
 	frame_put(&st, 2, p.data, p.len);
@@ -156,7 +154,7 @@ static int write_corpus(const char *dir)
 	buf_reset(&st);
 	buf_addf(&st, "12:%s", cookie);
 	corpus_file(dir, "arg", '1', &st);
-	result_msg_release(&r);
+	msg_result_release(&r);
 	buf_release(&p);
 	buf_release(&st);
 	return 0;
@@ -170,5 +168,6 @@ int main(int argc, char **argv)
 	test_step();
 	test_arg();
 	test_emit();
+	tap_why_release();
 	return done_testing();
 }

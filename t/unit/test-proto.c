@@ -1,5 +1,6 @@
 /*
- * test-proto.c - the frame codec, field primitives and messages of proto.h.
+ * test-proto.c - the frame codec (frame.h), field primitives (wire.h) and
+ * messages (proto.h).
  *
  * Run with --write-corpus DIR to write the fuzzer's seed corpus (each file
  * is one chunk-size byte followed by a frame stream) instead of testing.
@@ -45,7 +46,7 @@ static int feed_all(struct frame_decoder *d, const struct buf *in, size_t step,
 			return r;
 		if (r == FRAME_READY) {
 			buf_add(ids, &d->id, sizeof d->id);
-			put_bytes(payloads, d->payload.data, d->payload.len);
+			wire_put_bytes(payloads, d->payload.data, d->payload.len);
 			(*nframes)++;
 			frame_next(d);
 		}
@@ -69,7 +70,7 @@ static int decode_header(int64_t id, int64_t len, char *err, size_t errsz)
 	frame_decoder_init(&d);
 	put_header(&in, id, len);
 	r = frame_feed(&d, in.data, in.len, &used);
-	snprintf(err, errsz, "%s", d.err);
+	snprintf(err, errsz, "%s", d.err.len ? (char *)d.err.data : "");
 	frame_decoder_release(&d);
 	buf_release(&in);
 	return r;
@@ -109,83 +110,83 @@ static int strv_eq(char **a, char **b)
 static void test_fields(void)
 {
 	struct buf b = BUF_INIT;
-	struct reader r;
+	struct wire_reader r;
 	char *s1, *s2, **v;
 	const void *p;
 	size_t n;
 	char *vec[] = { "a", "", "c d", NULL };
 
-	put_u8(&b, 0xab);
-	put_u32(&b, 0xdeadbeef);
-	put_i64(&b, INT64_MIN);
-	put_bytes(&b, "x\0y", 3);
-	put_str(&b, NULL);
-	put_str(&b, "");
-	put_strv(&b, vec);
-	put_strv(&b, NULL);
-	reader_init(&r, b.data, b.len);
-	ok(get_u8(&r) == 0xab, "u8 round-trips");
-	ok(get_u32(&r) == 0xdeadbeef, "u32 round-trips");
-	ok(get_i64(&r) == INT64_MIN, "i64 round-trips INT64_MIN");
-	p = get_bytes(&r, &n);
+	wire_put_u8(&b, 0xab);
+	wire_put_u32(&b, 0xdeadbeef);
+	wire_put_i64(&b, INT64_MIN);
+	wire_put_bytes(&b, "x\0y", 3);
+	wire_put_str(&b, NULL);
+	wire_put_str(&b, "");
+	wire_put_strv(&b, vec);
+	wire_put_strv(&b, NULL);
+	wire_reader_init(&r, b.data, b.len);
+	ok(wire_get_u8(&r) == 0xab, "u8 round-trips");
+	ok(wire_get_u32(&r) == 0xdeadbeef, "u32 round-trips");
+	ok(wire_get_i64(&r) == INT64_MIN, "i64 round-trips INT64_MIN");
+	p = wire_get_bytes(&r, &n);
 	ok(p && n == 3 && !memcmp(p, "x\0y", 3), "bytes with a NUL round-trip");
-	s1 = get_str(&r);
+	s1 = wire_get_str(&r);
 	ok(!s1 && !r.failed, "NULL string decodes as NULL without failing");
-	s2 = get_str(&r);
+	s2 = wire_get_str(&r);
 	ok(s2 && !strcmp(s2, ""), "empty string decodes as \"\", not NULL");
-	v = get_strv(&r);
+	v = wire_get_strv(&r);
 	ok(v && strv_eq(v, vec), "string vector round-trips (with an empty entry)");
 	strv_free(v);
-	v = get_strv(&r);
+	v = wire_get_strv(&r);
 	ok(v && !v[0], "NULL vector decodes as an empty vector");
 	strv_free(v);
 	ok(!r.failed && r.left == 0, "reader consumed exactly what was written");
-	ok(get_u8(&r) == 0 && r.failed, "reading past the end fails");
-	ok(get_i64(&r) == 0 && r.failed, "failure is sticky");
+	ok(wire_get_u8(&r) == 0 && r.failed, "reading past the end fails");
+	ok(wire_get_i64(&r) == 0 && r.failed, "failure is sticky");
 	free(s2);
 
 	/* A string with an embedded NUL cannot be a C string. */
 	buf_reset(&b);
-	put_bytes(&b, "a\0b", 3);
-	reader_init(&r, b.data, b.len);
-	s1 = get_str(&r);
+	wire_put_bytes(&b, "a\0b", 3);
+	wire_reader_init(&r, b.data, b.len);
+	s1 = wire_get_str(&r);
 	ok(!s1 && r.failed, "string with an embedded NUL is rejected");
 
 	/* Length claims more than there is. */
 	buf_reset(&b);
-	put_u32(&b, 0); /* half a u64 length */
-	reader_init(&r, b.data, b.len);
-	ok(!get_bytes(&r, &n) && r.failed && n == 0, "short length field fails");
+	wire_put_u32(&b, 0); /* half a u64 length */
+	wire_reader_init(&r, b.data, b.len);
+	ok(!wire_get_bytes(&r, &n) && r.failed && n == 0, "short length field fails");
 	buf_reset(&b);
-	put_i64(&b, 100);
+	wire_put_i64(&b, 100);
 	buf_add(&b, "abc", 3);
-	reader_init(&r, b.data, b.len);
-	ok(!get_bytes(&r, &n) && r.failed, "bytes longer than the rest fail");
-	reader_init(&r, b.data, b.len);
-	ok(!get_str(&r) && r.failed, "string longer than the rest fails");
+	wire_reader_init(&r, b.data, b.len);
+	ok(!wire_get_bytes(&r, &n) && r.failed, "bytes longer than the rest fail");
+	wire_reader_init(&r, b.data, b.len);
+	ok(!wire_get_str(&r) && r.failed, "string longer than the rest fails");
 
 	/* Vector counts the rest of the payload could not possibly hold. */
 	buf_reset(&b);
-	put_u32(&b, 1000);
-	put_str(&b, "only one");
-	reader_init(&r, b.data, b.len);
-	ok(!get_strv(&r) && r.failed, "strv count larger than the payload fails");
+	wire_put_u32(&b, 1000);
+	wire_put_str(&b, "only one");
+	wire_reader_init(&r, b.data, b.len);
+	ok(!wire_get_strv(&r) && r.failed, "strv count larger than the payload fails");
 	buf_reset(&b);
-	put_u32(&b, UINT32_MAX);
-	reader_init(&r, b.data, b.len);
-	ok(!get_strv(&r) && r.failed, "strv count 2^32-1 fails without allocating");
+	wire_put_u32(&b, UINT32_MAX);
+	wire_reader_init(&r, b.data, b.len);
+	ok(!wire_get_strv(&r) && r.failed, "strv count 2^32-1 fails without allocating");
 	buf_reset(&b);
-	put_u32(&b, 2);
-	put_str(&b, "one");
-	put_str(&b, NULL);
-	reader_init(&r, b.data, b.len);
-	ok(!get_strv(&r) && r.failed, "NULL inside a vector fails (nothing leaks)");
+	wire_put_u32(&b, 2);
+	wire_put_str(&b, "one");
+	wire_put_str(&b, NULL);
+	wire_reader_init(&r, b.data, b.len);
+	ok(!wire_get_strv(&r) && r.failed, "NULL inside a vector fails (nothing leaks)");
 	buf_reset(&b);
-	put_u32(&b, 2);
-	put_str(&b, "one");
-	put_i64(&b, 5);
-	reader_init(&r, b.data, b.len);
-	ok(!get_strv(&r) && r.failed, "truncated second string fails");
+	wire_put_u32(&b, 2);
+	wire_put_str(&b, "one");
+	wire_put_i64(&b, 5);
+	wire_reader_init(&r, b.data, b.len);
+	ok(!wire_get_strv(&r) && r.failed, "truncated second string fails");
 	buf_release(&b);
 }
 
@@ -196,26 +197,25 @@ static void test_hello_started(void)
 	struct buf b = BUF_INIT;
 	struct hello_msg h = { PROTO_VERSION, 8, 12345 }, h2;
 	struct started_msg s = { 4242, 7, 3 }, s2;
-	const char *why = NULL;
 
 	msg_put_hello(&b, &h);
 	ok(msg_type(b.data, b.len) == MSG_HELLO, "HELLO payload starts with its type");
-	ok(msg_get_hello(b.data, b.len, &h2, &why) == 0 &&
+	ok(msg_get_hello(b.data, b.len, &h2, fresh_why()) == 0 &&
 	   h2.version == PROTO_VERSION && h2.workers == 8 && h2.pid == 12345,
 	   "HELLO round-trips");
-	ok(msg_get_hello(b.data, b.len - 1, &h2, &why) < 0 &&
-	   has(why, "too short") && h2.version == 0, "short HELLO fails, *m left empty");
+	ok(msg_get_hello(b.data, b.len - 1, &h2, fresh_why()) < 0 &&
+	   has(why_text(), "too short") && h2.version == 0, "short HELLO fails, *m left empty");
 	buf_addch(&b, 0);
-	ok(msg_get_hello(b.data, b.len, &h2, &why) < 0 && has(why, "trailing"),
+	ok(msg_get_hello(b.data, b.len, &h2, fresh_why()) < 0 && has(why_text(), "trailing"),
 	   "HELLO with a trailing byte fails");
-	ok(msg_get_started(b.data, b.len, &s2, &why) < 0 && has(why, "wrong message type"),
+	ok(msg_get_started(b.data, b.len, &s2, fresh_why()) < 0 && has(why_text(), "wrong message type"),
 	   "HELLO is not a STARTED");
 
 	buf_reset(&b);
 	msg_put_started(&b, &s);
-	ok(msg_get_started(b.data, b.len, &s2, &why) == 0 &&
+	ok(msg_get_started(b.data, b.len, &s2, fresh_why()) == 0 &&
 	   s2.pid == 4242 && s2.worker == 7 && s2.running == 3, "STARTED round-trips");
-	ok(msg_get_started(b.data, 5, &s2, &why) < 0 && has(why, "too short"),
+	ok(msg_get_started(b.data, 5, &s2, fresh_why()) < 0 && has(why_text(), "too short"),
 	   "short STARTED fails");
 
 	uint32_t w = 7;
@@ -223,33 +223,33 @@ static void test_hello_started(void)
 	buf_reset(&b);
 	msg_put_workers(&b, 12);
 	ok(msg_type(b.data, b.len) == MSG_WORKERS && b.len == 5 &&
-	   msg_get_workers(b.data, b.len, &w, &why) == 0 && w == 12, "WORKERS round-trips");
-	ok(msg_get_workers(b.data, b.len - 1, &w, &why) < 0 && has(why, "too short") && w == 0,
+	   msg_get_workers(b.data, b.len, &w, fresh_why()) == 0 && w == 12, "WORKERS round-trips");
+	ok(msg_get_workers(b.data, b.len - 1, &w, fresh_why()) < 0 && has(why_text(), "too short") && w == 0,
 	   "short WORKERS fails, count left 0");
 	buf_addch(&b, 0);
-	ok(msg_get_workers(b.data, b.len, &w, &why) < 0 && has(why, "trailing"),
+	ok(msg_get_workers(b.data, b.len, &w, fresh_why()) < 0 && has(why_text(), "trailing"),
 	   "WORKERS with a trailing byte fails");
 	buf_reset(&b);
 	msg_put_workers(&b, 0);
-	ok(msg_get_workers(b.data, b.len, &w, &why) < 0 && has(why, "out of range"),
+	ok(msg_get_workers(b.data, b.len, &w, fresh_why()) < 0 && has(why_text(), "out of range"),
 	   "WORKERS 0 is out of range");
 	buf_reset(&b);
 	msg_put_workers(&b, PROTO_MAX_WORKERS + 1);
-	ok(msg_get_workers(b.data, b.len, &w, &why) < 0 && has(why, "out of range"),
+	ok(msg_get_workers(b.data, b.len, &w, fresh_why()) < 0 && has(why_text(), "out of range"),
 	   "WORKERS above PROTO_MAX_WORKERS is out of range");
 	buf_reset(&b);
 	msg_put_hello(&b, &h);
-	ok(msg_get_workers(b.data, b.len, &w, &why) < 0 && has(why, "wrong message type"),
+	ok(msg_get_workers(b.data, b.len, &w, fresh_why()) < 0 && has(why_text(), "wrong message type"),
 	   "HELLO is not a WORKERS");
 	buf_reset(&b);
 	s.pid = 0;
 	msg_put_started(&b, &s);
-	ok(msg_get_started(b.data, b.len, &s2, &why) < 0 && has(why, "pid"),
+	ok(msg_get_started(b.data, b.len, &s2, fresh_why()) < 0 && has(why_text(), "pid"),
 	   "STARTED with pid 0 fails (would signal our own group)");
 	buf_reset(&b);
 	s.pid = -1;
 	msg_put_started(&b, &s);
-	ok(msg_get_started(b.data, b.len, &s2, &why) < 0, "STARTED with pid -1 fails");
+	ok(msg_get_started(b.data, b.len, &s2, fresh_why()) < 0, "STARTED with pid -1 fails");
 	buf_release(&b);
 }
 
@@ -259,12 +259,11 @@ static void test_job(void)
 	char *env[] = { "CC=gcc", "EMPTY=", "WEIRD==x\n", NULL };
 	struct job_msg j, g;
 	struct buf b = BUF_INIT;
-	const char *why = NULL;
 	size_t full;
 
 	sample_job(&j, flags, env);
 	msg_put_job(&b, &j);
-	ok(msg_get_job(b.data, b.len, &g, &why) == 0, "JOB decodes");
+	ok(msg_get_job(b.data, b.len, &g, fresh_why()) == 0, "JOB decodes");
 	ok(g.shell && !strcmp(g.shell, j.shell) && !strcmp(g.command, j.command) &&
 	   g.cwd && !strcmp(g.cwd, ""), "JOB strings round-trip (empty cwd stays \"\")");
 	ok(strv_eq(g.shellflags, flags) && strv_eq(g.env, env), "JOB vectors round-trip");
@@ -272,8 +271,8 @@ static void test_job(void)
 	   !memcmp(g.input, j.input, j.input_len), "JOB binary input with NULs round-trips");
 	ok(g.timeout_ms == 90000 && g.kill_grace_ms == 5000 &&
 	   g.max_output == PROTO_MAX_OUTPUT && g.retries == 3, "JOB numbers round-trip");
-	job_msg_release(&g);
-	ok(!g.shell && !g.env, "job_msg_release leaves the message empty");
+	msg_job_release(&g);
+	ok(!g.shell && !g.env, "msg_job_release leaves the message empty");
 
 	/* A sub-make's jobserver descriptors, and entries that are not. */
 	{
@@ -285,14 +284,14 @@ static void test_job(void)
 		j.fds = fds;
 		buf_reset(&b);
 		msg_put_job(&b, &j);
-		ok(msg_get_job(b.data, b.len, &g, &why) == 0 && strv_eq(g.fds, fds),
+		ok(msg_get_job(b.data, b.len, &g, fresh_why()) == 0 && strv_eq(g.fds, fds),
 		   "JOB descriptor entries round-trip");
-		job_msg_release(&g);
+		msg_job_release(&g);
 		for (size_t k = 0; k < sizeof bad / sizeof *bad; k++) {
 			j.fds = bad[k];
 			buf_reset(&b);
 			msg_put_job(&b, &j);
-			ok(msg_get_job(b.data, b.len, &g, &why) < 0 && has(why, "descriptor entry"),
+			ok(msg_get_job(b.data, b.len, &g, fresh_why()) < 0 && has(why_text(), "descriptor entry"),
 			   "JOB descriptor entry %s is refused", bad[k][0]);
 		}
 		j.fds = NULL;
@@ -308,20 +307,20 @@ static void test_job(void)
 		j.env_full = 1;
 		buf_reset(&b);
 		msg_put_job(&b, &j);
-		ok(msg_get_job(b.data, b.len, &g, &why) == 0 && g.tracer &&
+		ok(msg_get_job(b.data, b.len, &g, fresh_why()) == 0 && g.tracer &&
 		   !strcmp(g.tracer, j.tracer) && g.env_full == 1 && strv_eq(g.env, whole),
 		   "JOB tracer and whole environment round-trip");
-		job_msg_release(&g);
+		msg_job_release(&g);
 		j.tracer = "relative.so";
 		buf_reset(&b);
 		msg_put_job(&b, &j);
-		ok(msg_get_job(b.data, b.len, &g, &why) < 0 && has(why, "tracer"),
+		ok(msg_get_job(b.data, b.len, &g, fresh_why()) < 0 && has(why_text(), "tracer"),
 		   "JOB with a relative tracer path is refused");
 		j.tracer = NULL;
 		j.env_full = 2;
 		buf_reset(&b);
 		msg_put_job(&b, &j);
-		ok(msg_get_job(b.data, b.len, &g, &why) < 0 && has(why, "env_full"),
+		ok(msg_get_job(b.data, b.len, &g, fresh_why()) < 0 && has(why_text(), "env_full"),
 		   "JOB env_full other than 0 or 1 is refused");
 		j.env_full = 0;
 		j.env = NULL;
@@ -335,13 +334,13 @@ static void test_job(void)
 		int all = 1;
 
 		for (size_t n = 0; n < full; n++) {
-			if (msg_get_job(b.data, n, &g, &why) == 0 || g.shell || g.env)
+			if (msg_get_job(b.data, n, &g, fresh_why()) == 0 || g.shell || g.env)
 				all = 0;
 		}
 		ok(all, "every truncation of a JOB fails and leaves *m empty");
 	}
 	buf_addch(&b, 'x');
-	ok(msg_get_job(b.data, b.len, &g, &why) < 0 && has(why, "trailing"),
+	ok(msg_get_job(b.data, b.len, &g, fresh_why()) < 0 && has(why_text(), "trailing"),
 	   "JOB with trailing bytes fails");
 
 	/* No input, empty vectors. */
@@ -350,19 +349,19 @@ static void test_job(void)
 	j.has_input = 0;
 	buf_reset(&b);
 	msg_put_job(&b, &j);
-	ok(msg_get_job(b.data, b.len, &g, &why) == 0 && g.shellflags && !g.shellflags[0] &&
+	ok(msg_get_job(b.data, b.len, &g, fresh_why()) == 0 && g.shellflags && !g.shellflags[0] &&
 	   g.env && !g.env[0] && !g.has_input && !g.input && g.input_len == 0,
 	   "JOB without input or flags decodes to empty vectors, NULL input");
-	job_msg_release(&g);
+	msg_job_release(&g);
 
 	/* Empty but present input differs from no input. */
 	j.has_input = 1;
 	j.input_len = 0;
 	buf_reset(&b);
 	msg_put_job(&b, &j);
-	ok(msg_get_job(b.data, b.len, &g, &why) == 0 && g.has_input && g.input &&
+	ok(msg_get_job(b.data, b.len, &g, fresh_why()) == 0 && g.has_input && g.input &&
 	   g.input_len == 0, "JOB with empty stdin keeps has_input");
-	job_msg_release(&g);
+	msg_job_release(&g);
 
 #define BAD_JOB(field, value, what) do { \
 		struct job_msg bad; \
@@ -371,9 +370,9 @@ static void test_job(void)
 		bad.field = value; \
 		buf_reset(&b); \
 		msg_put_job(&b, &bad); \
-		rc = msg_get_job(b.data, b.len, &g, &why); \
-		ok(rc < 0 && !g.shell && !g.env && has(why, what), \
-		   "JOB with " #field " = " #value " fails: %s", why); \
+		rc = msg_get_job(b.data, b.len, &g, fresh_why()); \
+		ok(rc < 0 && !g.shell && !g.env && has(why_text(), what), \
+		   "JOB with " #field " = " #value " fails: %s", why_text()); \
 	} while (0)
 	BAD_JOB(shell, NULL, "shell");
 	BAD_JOB(command, NULL, "command");
@@ -396,11 +395,11 @@ static void test_job(void)
 		size_t off = 1 + 8 + strlen(j.shell) + 4 + 8 + strlen(j.command) + 8 + 4;
 
 		b.data[off] = 2;
-		ok(msg_get_job(b.data, b.len, &g, &why) < 0 && has(why, "has_input"),
+		ok(msg_get_job(b.data, b.len, &g, fresh_why()) < 0 && has(why_text(), "has_input"),
 		   "JOB with has_input 2 fails");
 		b.data[off] = 0;
-		ok(msg_get_job(b.data, b.len, &g, &why) == 0, "(and 0 at that offset decodes)");
-		job_msg_release(&g);
+		ok(msg_get_job(b.data, b.len, &g, fresh_why()) == 0, "(and 0 at that offset decodes)");
+		msg_job_release(&g);
 	}
 	buf_release(&b);
 }
@@ -409,7 +408,6 @@ static void test_result(void)
 {
 	struct result_msg m, g;
 	struct buf b = BUF_INIT;
-	const char *why = NULL;
 	size_t big = (size_t)1 << 20;
 
 	memset(&m, 0, sizeof m);
@@ -428,7 +426,7 @@ static void test_result(void)
 	m.attempts = 2;
 	m.running = 5;
 	msg_put_result(&b, &m);
-	ok(msg_get_result(b.data, b.len, &g, &why) == 0, "1 MiB RESULT decodes");
+	ok(msg_get_result(b.data, b.len, &g, fresh_why()) == 0, "1 MiB RESULT decodes");
 	ok(g.out.len == big && !memcmp(g.out.data, m.out.data, big),
 	   "RESULT binary stdout round-trips");
 	ok(g.err.len == 0 && g.err.data && g.err.data[0] == 0,
@@ -437,26 +435,26 @@ static void test_result(void)
 	   g.end_ns == -3 && g.utime_us == 1 && g.stime_us == 2 && g.maxrss_kb == 3 &&
 	   g.worker == 9 && g.attempts == 2 &&
 	   g.running == 5, "RESULT numbers round-trip");
-	result_msg_release(&g);
-	ok(!g.out.data && !g.err.data, "result_msg_release leaves the message empty");
+	msg_result_release(&g);
+	ok(!g.out.data && !g.err.data, "msg_result_release leaves the message empty");
 
-	ok(msg_restamp_result(b.data, b.len, 4, 3, 2, &why) == 0 &&
-	   msg_get_result(b.data, b.len, &g, &why) == 0 &&
+	ok(msg_restamp_result(b.data, b.len, 4, 3, 2, fresh_why()) == 0 &&
+	   msg_get_result(b.data, b.len, &g, fresh_why()) == 0 &&
 	   g.worker == 4 && g.attempts == 3 && g.running == 2 && g.status == -1 &&
 	   g.flags == m.flags && g.start_ns == INT64_MAX && g.end_ns == -3 &&
 	   g.utime_us == 1 && g.stime_us == 2 && g.maxrss_kb == 3 && g.err.len == 0 &&
 	   g.out.len == big && !memcmp(g.out.data, m.out.data, big),
 	   "msg_restamp_result sets worker, attempts and running in place, nothing else");
-	result_msg_release(&g);
-	ok(msg_restamp_result(b.data, b.len - 1, 4, 3, 2, &why) < 0 && has(why, "too short"),
+	msg_result_release(&g);
+	ok(msg_restamp_result(b.data, b.len - 1, 4, 3, 2, fresh_why()) < 0 && has(why_text(), "too short"),
 	   "msg_restamp_result rejects what msg_get_result rejects");
 
-	ok(msg_get_result(b.data, b.len - 1, &g, &why) < 0 && has(why, "too short") &&
+	ok(msg_get_result(b.data, b.len - 1, &g, fresh_why()) < 0 && has(why_text(), "too short") &&
 	   !g.out.data, "RESULT missing its last byte fails");
-	ok(msg_get_result(b.data, 20, &g, &why) < 0 && !g.out.data,
+	ok(msg_get_result(b.data, 20, &g, fresh_why()) < 0 && !g.out.data,
 	   "RESULT cut inside stdout fails");
 	buf_addch(&b, 0);
-	ok(msg_get_result(b.data, b.len, &g, &why) < 0 && has(why, "trailing"),
+	ok(msg_get_result(b.data, b.len, &g, fresh_why()) < 0 && has(why_text(), "trailing"),
 	   "RESULT with trailing bytes fails");
 
 	buf_reset(&b);
@@ -465,28 +463,28 @@ static void test_result(void)
 	buf_add(&m.err, "\0\x01", 2);
 	m.flags = 1u << 20;
 	msg_put_result(&b, &m);
-	ok(msg_get_result(b.data, b.len, &g, &why) < 0 && has(why, "flag"),
+	ok(msg_get_result(b.data, b.len, &g, fresh_why()) < 0 && has(why_text(), "flag"),
 	   "RESULT with unknown flag bits fails");
 	buf_reset(&b);
 	m.flags = RES_CRASHED | RES_SPAWN_FAILED | RES_CANCELLED;
 	msg_put_result(&b, &m);
-	ok(msg_get_result(b.data, b.len, &g, &why) == 0 && g.err.len == 6 &&
+	ok(msg_get_result(b.data, b.len, &g, fresh_why()) == 0 && g.err.len == 6 &&
 	   !memcmp(g.err.data, "line\0\x01", 6) && g.out.len == 0,
 	   "RESULT with NULs in stderr and empty stdout round-trips");
-	result_msg_release(&g);
+	msg_result_release(&g);
 
 	/* The order of stdout and stderr runs. */
 	buf_reset(&b);
 	buf_addstr(&m.out, "o1o2");
-	result_order_add(&m.order, RES_OUT, 2);
-	result_order_add(&m.order, RES_ERR, 3);
-	result_order_add(&m.order, RES_ERR, 1);
-	result_order_add(&m.order, RES_OUT, 2);
-	ok(m.order.len == 15, "result_order_add merges a run with the one before it");
+	msg_result_order_add(&m.order, RES_OUT, 2);
+	msg_result_order_add(&m.order, RES_ERR, 3);
+	msg_result_order_add(&m.order, RES_ERR, 1);
+	msg_result_order_add(&m.order, RES_OUT, 2);
+	ok(m.order.len == 15, "msg_result_order_add merges a run with the one before it");
 	msg_put_result(&b, &m);
-	ok(msg_get_result(b.data, b.len, &g, &why) == 0 && g.order.len == 15 &&
+	ok(msg_get_result(b.data, b.len, &g, fresh_why()) == 0 && g.order.len == 15 &&
 	   !memcmp(g.order.data, m.order.data, 15), "RESULT order round-trips");
-	result_msg_release(&g);
+	msg_result_release(&g);
 	{
 		static const struct { size_t at; unsigned char v; const char *what; } bad[] = {
 			{ 0, 3, "unknown stream" }, { 1, 9, "covers more" },
@@ -501,9 +499,9 @@ static void test_result(void)
 			t.order.data[bad[k].at] = bad[k].v;
 			buf_reset(&b);
 			msg_put_result(&b, &t);
-			ok(msg_get_result(b.data, b.len, &g, &why) < 0 && has(why, bad[k].what),
+			ok(msg_get_result(b.data, b.len, &g, fresh_why()) < 0 && has(why_text(), bad[k].what),
 			   "RESULT order: %s is refused", bad[k].what);
-			result_msg_release(&t);
+			msg_result_release(&t);
 		}
 		struct result_msg t;
 
@@ -511,30 +509,29 @@ static void test_result(void)
 		buf_add(&t.order, m.order.data, 4);
 		buf_reset(&b);
 		msg_put_result(&b, &t);
-		ok(msg_get_result(b.data, b.len, &g, &why) < 0 && has(why, "whole number"),
+		ok(msg_get_result(b.data, b.len, &g, fresh_why()) < 0 && has(why_text(), "whole number"),
 		   "RESULT order: a cut run is refused");
-		result_msg_release(&t);
+		msg_result_release(&t);
 	}
 	/* A read set travels with a traced job's result, checked. */
 	readset_opaque(&m.readset, "wrote /x");
 	buf_reset(&b);
 	msg_put_result(&b, &m);
-	ok(msg_get_result(b.data, b.len, &g, &why) == 0 && g.readset.len == m.readset.len &&
+	ok(msg_get_result(b.data, b.len, &g, fresh_why()) == 0 && g.readset.len == m.readset.len &&
 	   !memcmp(g.readset.data, m.readset.data, m.readset.len), "RESULT read set round-trips");
-	result_msg_release(&g);
+	msg_result_release(&g);
 	m.readset.data[0] ^= 0xff;
 	buf_reset(&b);
 	msg_put_result(&b, &m);
-	ok(msg_get_result(b.data, b.len, &g, &why) < 0 && has(why, "read set"),
+	ok(msg_get_result(b.data, b.len, &g, fresh_why()) < 0 && has(why_text(), "read set"),
 	   "RESULT with a malformed read set is refused");
-	result_msg_release(&m);
+	msg_result_release(&m);
 	buf_release(&b);
 }
 
 static void test_msg_type(void)
 {
 	unsigned char unknown[] = { 99, 0, 0, 0, 0 };
-	const char *why = NULL;
 	struct hello_msg h;
 	struct job_msg j;
 	struct started_msg s;
@@ -543,17 +540,17 @@ static void test_msg_type(void)
 
 	ok(msg_type("", 0) == -1, "empty payload has no type");
 	ok(msg_type(unknown, 1) == 99, "msg_type reports the raw type byte");
-	ok(msg_get_hello(unknown, sizeof unknown, &h, &why) < 0 &&
-	   msg_get_job(unknown, sizeof unknown, &j, &why) < 0 &&
-	   msg_get_started(unknown, sizeof unknown, &s, &why) < 0 &&
-	   msg_get_result(unknown, sizeof unknown, &r, &why) < 0 &&
-	   msg_get_workers(unknown, sizeof unknown, &w, &why) < 0 &&
-	   has(why, "wrong message type"), "unknown type is rejected by every decoder");
-	ok(msg_get_hello("", 0, &h, &why) < 0 && msg_get_job("", 0, &j, &why) < 0 &&
-	   msg_get_started("", 0, &s, &why) < 0 && msg_get_result("", 0, &r, &why) < 0 &&
-	   msg_get_workers("", 0, &w, &why) < 0,
+	ok(msg_get_hello(unknown, sizeof unknown, &h, fresh_why()) < 0 &&
+	   msg_get_job(unknown, sizeof unknown, &j, fresh_why()) < 0 &&
+	   msg_get_started(unknown, sizeof unknown, &s, fresh_why()) < 0 &&
+	   msg_get_result(unknown, sizeof unknown, &r, fresh_why()) < 0 &&
+	   msg_get_workers(unknown, sizeof unknown, &w, fresh_why()) < 0 &&
+	   has(why_text(), "wrong message type"), "unknown type is rejected by every decoder");
+	ok(msg_get_hello("", 0, &h, fresh_why()) < 0 && msg_get_job("", 0, &j, fresh_why()) < 0 &&
+	   msg_get_started("", 0, &s, fresh_why()) < 0 && msg_get_result("", 0, &r, fresh_why()) < 0 &&
+	   msg_get_workers("", 0, &w, fresh_why()) < 0,
 	   "empty payload is rejected by every decoder");
-	ok(msg_get_hello(unknown, sizeof unknown, &h, NULL) < 0, "why may be NULL");
+	ok(msg_get_hello(unknown, sizeof unknown, &h, NULL) < 0, "why_text() may be NULL");
 }
 
 /* ---- frame decoder ---- */
@@ -659,8 +656,8 @@ static void test_decoder_errors(void)
 	ok(r == FRAME_MORE && used == in.len && d.payload.len == 10 &&
 	   d.payload.cap < 4096, "520 MiB claim with 10 bytes holds %zu bytes", d.payload.cap);
 	ok(frame_eof(&d) < 0 &&
-	   has(d.err, "truncated frame: got 10 of 545259520 payload bytes for job 3"),
-	   "truncated payload at EOF: %s", d.err);
+	   has((char *)d.err.data, "truncated frame: got 10 of 545259520 payload bytes for job 3"),
+	   "truncated payload at EOF: %s", (char *)d.err.data);
 	ok(frame_feed(&d, "x", 1, &used) == FRAME_ERROR && used == 0,
 	   "decoder stays failed after an error");
 	frame_next(&d);
@@ -671,8 +668,8 @@ static void test_decoder_errors(void)
 	frame_decoder_init(&d);
 	r = frame_feed(&d, in.data, 10, &used);
 	ok(r == FRAME_MORE && frame_eof(&d) < 0 &&
-	   has(d.err, "truncated frame: got 10 of 16 header bytes"),
-	   "truncated header at EOF: %s", d.err);
+	   has((char *)d.err.data, "truncated frame: got 10 of 16 header bytes"),
+	   "truncated header at EOF: %s", (char *)d.err.data);
 	frame_decoder_release(&d);
 
 	/* Error mid-stream: a good frame, then a bad header. */
@@ -684,7 +681,7 @@ static void test_decoder_errors(void)
 	ok(r == FRAME_READY && used == 17, "good frame before a bad one is delivered");
 	frame_next(&d);
 	r = frame_feed(&d, in.data + used, in.len - used, &used);
-	ok(r == FRAME_ERROR && has(d.err, "-7"), "then the bad header fails: %s", d.err);
+	ok(r == FRAME_ERROR && has((char *)d.err.data, "-7"), "then the bad header fails: %s", (char *)d.err.data);
 	frame_decoder_release(&d);
 	buf_release(&in);
 }
@@ -734,8 +731,8 @@ static void test_pipe_blocking(void)
 	frame_decoder_init(&d);
 	errno = 0;
 	ok(frame_read_one(fds[0], &d) == -1 && errno == EPROTO &&
-	   has(d.err, "truncated frame: got 3 of 40 payload bytes for job 9"),
-	   "truncated stream: %s", d.err);
+	   has((char *)d.err.data, "truncated frame: got 3 of 40 payload bytes for job 9"),
+	   "truncated stream: %s", (char *)d.err.data);
 	frame_decoder_release(&d);
 	close(fds[0]);
 }
@@ -830,7 +827,7 @@ static void test_flush(void)
 			break;
 	}
 	drain(fds[0], &d, &frames, &bytes);
-	ok(frame_outq_pending(&out) == 0 && frames == 2 && bytes == big + 17 + 16 && !d.err[0],
+	ok(frame_outq_pending(&out) == 0 && frames == 2 && bytes == big + 17 + 16 && !d.err.len,
 	   "alternating read and flush drains both frames (%d rounds)", rounds);
 	ok(frame_outq_flush(fds[1], &out) == 0, "flushing an empty buffer is a no-op");
 
@@ -885,15 +882,15 @@ static int write_corpus(const char *dir)
 	res.attempts = 1;
 	msg_put_result(&p, &res);
 	FRAME(1);
-	result_msg_release(&res);
+	msg_result_release(&res);
 	frame_put(&st, PROTO_ID_SHUTDOWN, NULL, 0);
 	corpus_file(dir, "started-result-shutdown", 1, &st);
 	buf_reset(&st);
-	put_u8(&p, MSG_CANCEL);
+	wire_put_u8(&p, MSG_CANCEL);
 	FRAME(2);
-	put_u8(&p, MSG_STATS);
+	wire_put_u8(&p, MSG_STATS);
 	FRAME(0);
-	put_u8(&p, MSG_ERROR);
+	wire_put_u8(&p, MSG_ERROR);
 	buf_addstr(&p, "protocol version mismatch");
 	FRAME(0);
 	msg_put_workers(&p, 3);
@@ -911,13 +908,13 @@ static int write_corpus(const char *dir)
 	corpus_file(dir, "bad-truncated", 2, &st);
 	buf_reset(&st);
 	msg_put_hello(&p, &h);
-	put_u8(&p, 0);
+	wire_put_u8(&p, 0);
 	FRAME(0);
 	corpus_file(dir, "bad-trailing", 0, &st);
 	buf_reset(&st);
-	put_u8(&p, MSG_JOB);
-	put_str(&p, "/bin/sh");
-	put_u32(&p, 1000000);
+	wire_put_u8(&p, MSG_JOB);
+	wire_put_str(&p, "/bin/sh");
+	wire_put_u32(&p, 1000000);
 	FRAME(3);
 	corpus_file(dir, "bad-strv-count", 0, &st);
 #undef FRAME
@@ -941,5 +938,6 @@ int main(int argc, char **argv)
 	test_pipe_big();
 	test_flush();
 	test_clock();
+	tap_why_release();
 	return done_testing();
 }

@@ -1,8 +1,8 @@
 /*
- * Unit tests for lib/readset.c: the verdict a trace log earns, the
- * read set's codec, and its check against the file system.  The logs are
- * written here by hand, event by event, as the preload would write them
- * (lib/tracelog.h); test-trace.c checks the preload itself.
+ * Unit tests for lib/readset.c and readset_check.c: the verdict a trace
+ * log earns, the read set's codec, and its check against the file system.
+ * The logs are written here by hand, event by event, as the preload would
+ * write them (lib/tracelog.h); test-trace.c checks the preload itself.
  */
 #include <fcntl.h>
 #include <stdio.h>
@@ -321,7 +321,6 @@ static void test_codec(void)
 	struct buf log = BUF_INIT, rs = BUF_INIT;
 	size_t bad = 0;
 	int v;
-	const char *why;
 
 	put("c.txt", "c");
 	age("c.txt");
@@ -331,16 +330,16 @@ static void test_codec(void)
 	ev(&log, TL_READ, 0, ROOT, 0, at("none"));
 	finish(&log);
 	readset_build(log.data, log.len, ROOT, later(), ENV, &rs);
-	ok(readset_decode(rs.data, rs.len, &v, &why) == 0 && v == RS_PURE, "a read set decodes");
+	ok(readset_decode(rs.data, rs.len, &v, NULL) == 0 && v == RS_PURE, "a read set decodes");
 	for (size_t n = 0; n < rs.len; n++)
-		bad += readset_decode(rs.data, n, &v, &why) == 0;
+		bad += readset_decode(rs.data, n, &v, NULL) == 0;
 	ok(bad == 0, "every truncation is refused (%zu accepted)", bad);
 	buf_addch(&rs, 0);
-	ok(readset_decode(rs.data, rs.len, &v, &why) < 0, "trailing bytes are refused");
+	ok(readset_decode(rs.data, rs.len, &v, NULL) < 0, "trailing bytes are refused");
 	ok(readset_verdict("", 0) == RS_OPAQUE, "an empty read set is opaque");
 	buf_reset(&rs);
 	readset_opaque(&rs, "because");
-	ok(readset_decode(rs.data, rs.len, &v, &why) == 0 && v == RS_OPAQUE,
+	ok(readset_decode(rs.data, rs.len, &v, NULL) == 0 && v == RS_OPAQUE,
 	   "an opaque verdict decodes as one");
 	buf_release(&log);
 	buf_release(&rs);

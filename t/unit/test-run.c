@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include "lib/run.h"
+#include "lib/sig.h"
 #include "tap.h"
 
 static int drained(const unsigned char *bytes, size_t n)
@@ -15,7 +16,7 @@ static int drained(const unsigned char *bytes, size_t n)
 
 	if (pipe2(p, O_NONBLOCK) < 0 || write(p[1], bytes, n) != (ssize_t)n)
 		abort();
-	r = run_signals_drain(p[0]);
+	r = sig_drain(p[0]);
 	close(p[0]);
 	close(p[1]);
 	return r;
@@ -48,8 +49,8 @@ int main(void)
 		_exit(0);
 	}
 	waitpid(kid, NULL, 0);
-	run_reap_strays(NULL, NULL);
-	ok(waitpid(-1, NULL, WNOHANG) < 0, "no child left after run_reap_strays");
+	sig_reap_strays(NULL, NULL);
+	ok(waitpid(-1, NULL, WNOHANG) < 0, "no child left after sig_reap_strays");
 
 	/* a spared child (the supervisor's live worker) is left running */
 	pid_t keep = fork(), stray;
@@ -62,7 +63,7 @@ int main(void)
 		pause();
 		_exit(0);
 	}
-	run_reap_strays(spare_one, &keep);
+	sig_reap_strays(spare_one, &keep);
 	ok(waitpid(stray, NULL, WNOHANG) < 0, "the stray was killed and reaped");
 	ok(waitpid(keep, NULL, WNOHANG) == 0, "the spared child still runs");
 	kill(keep, SIGKILL);

@@ -4,7 +4,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "lib/diag.h"
+#include "worker/diag.h"
 
 static int diag_worker = -1;
 
@@ -32,16 +32,4 @@ void diag_warn(const char *fmt, ...)
 		fprintf(stderr, "%s %s\n", msg, strerror(e));
 	else
 		fprintf(stderr, "%s\n", msg);
-}
-
-int diag_why(char *dst, size_t size, int ret, const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(dst, size, fmt, ap);
-	va_end(ap);
-	if (size > 1 && !dst[0])
-		snprintf(dst, size, "error");
-	return ret;
 }

@@ -1,6 +1,7 @@
 /*
- * dump.c - the effective configuration as YAML that config_load_mem()
- * reads back to the same values (the round trip is tested and fuzzed).
+ * config_dump.c - the effective configuration as YAML that
+ * config_load_mem() reads back to the same values (the round trip is
+ * tested and fuzzed).
  */
 #include "config/config.h"
 

@@ -1,5 +1,5 @@
 /*
- * collectmsg.h - the messages of a recipe wait's channel: the collector
+ * msg_collect.h - the messages of a recipe wait's channel: the collector
  * (asynccompile-worker --collect, a recipe line of make's) and the plugin
  * inside that make (plugin/collect.c) talk over a private Unix socket in
  * frames (proto.h framing).  PROTOCOL.md, "Recipe waits", is normative.
@@ -11,7 +11,7 @@
  *                         shutdown (id -1): every step was sent
  *
  * Pure encoders and decoders (the fuzzer drives the decoders): nothing
- * here blocks, prints or exits.  Also shared: result_emit(), a result's
+ * here blocks, prints or exits.  Also shared: msg_result_emit(), a result's
  * output in the order the step wrote it, used by the plugin's blocking
  * wait and by the collector alike.
  */
@@ -46,25 +46,25 @@ struct step_msg {
 };
 
 void msg_put_collect(struct buf *out, const struct collect_msg *m);
-/* 0, or -1 with *why (static text). */
-int msg_get_collect(const void *p, size_t n, struct collect_msg *m, const char **why);
+/* 0, or -1 with one reason appended to err (err.h). */
+int msg_get_collect(const void *p, size_t n, struct collect_msg *m, struct buf *err);
 void msg_put_step(struct buf *out, const char *name, const char *command,
 		  const struct result_msg *res);
-/* 0 (release with step_msg_release), or -1 with *why and *m empty. */
-int msg_get_step(const void *p, size_t n, struct step_msg *m, const char **why);
-void step_msg_release(struct step_msg *m);
+/* 0 (release with msg_step_release), or -1 with err and *m empty. */
+int msg_get_step(const void *p, size_t n, struct step_msg *m, struct buf *err);
+void msg_step_release(struct step_msg *m);
 
 /*
  * "WAIT:COOKIE", the collector's one argument: parse it into m (version
  * set to PROTO_VERSION).  0, or -1 if it is not that shape.
  */
-int collect_parse_arg(const char *arg, struct collect_msg *m);
+int msg_collect_parse_arg(const char *arg, struct collect_msg *m);
 
 /*
  * A step's stdout text to fd 1 and stderr text to fd 2 through emit(), in
  * the order the step wrote them (res->order, checked by msg_get_result),
  * then what has no place in that order (the pool's notes at the end).
  */
-void result_emit(const struct result_msg *r, void (*emit)(int fd, const void *p, size_t n));
+void msg_result_emit(const struct result_msg *r, void (*emit)(int fd, const void *p, size_t n));
 
 #endif
