@@ -6,7 +6,7 @@
 #include "lib/err.h"
 #include "lib/tracelog.h"
 #include "lib/store.h"
-#include "pool/board.h"
+#include "lib/board.h"
 
 #include <errno.h>
 #include <fcntl.h>

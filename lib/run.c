@@ -2,7 +2,7 @@
  * run.c - spawn, feed, capture, limit and reap one job (see run.h).
  */
 #include "lib/run.h"
-#include "pool/board.h"
+#include "lib/board.h"
 
 #include "lib/launch.h"
 #include "lib/readset.h"

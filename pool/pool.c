@@ -12,7 +12,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "pool/board.h"
+#include "lib/board.h"
 #include "pool/pool_impl.h"
 
 struct pool *pool_new(int nworkers, const struct pool_ops *ops, void *ctx)

@@ -33,7 +33,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "pool/board.h"
+#include "lib/board.h"
 #include "pool/pool_impl.h"
 #include "lib/err.h"
 #include "lib/run.h"

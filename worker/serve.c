@@ -23,7 +23,7 @@
 #include <sys/prctl.h>
 #include <unistd.h>
 
-#include "pool/board.h"
+#include "lib/board.h"
 #include "lib/launch.h"
 #include "lib/err.h"
 #include "lib/proto.h"

@@ -1,4 +1,4 @@
-/* Unit tests for pool/board.c: slots, and finding a job by its mark. */
+/* Unit tests for lib/board.c: slots, and finding a job by its mark. */
 #include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
@@ -7,7 +7,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "pool/board.h"
+#include "lib/board.h"
 #include "tap.h"
 
 struct kid {

@@ -21,7 +21,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "pool/board.h"
+#include "lib/board.h"
 #include "pool/pool.h"
 #include "pool/start.h"
 #include "tap.h"

@@ -1,7 +1,7 @@
 /*
  * board.c - job pids published by workers to their pool (see board.h).
  */
-#include "pool/board.h"
+#include "lib/board.h"
 
 #include <dirent.h>
 #include <fcntl.h>
