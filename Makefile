@@ -237,7 +237,7 @@ install: all
 	$(INSTALL) -m 755 $(PLUGIN) $(DESTDIR)$(LIBDIR)/$(PLUGIN)
 	$(INSTALL) -m 755 $(WORKER) $(DESTDIR)$(LIBEXECDIR)/asynccompile/asynccompile-worker
 	$(INSTALL) -m 755 $(TRACER) $(DESTDIR)$(LIBEXECDIR)/asynccompile/asynccompile-trace.so
-	sed -e 's|@PREFIX@|$(PREFIX)|;s|@LIBDIR@|$(LIBDIR)|;s|@INCLUDEDIR@|$(INCLUDEDIR)|' \
+	sed -e 's|@PREFIX@|$(PREFIX)|;s|@LIBDIR@|$(LIBDIR)|;s|@INCLUDEDIR@|$(INCLUDEDIR)|;s|@DATADIR@|$(DATADIR)|' \
 		asynccompile.pc.in > $(DESTDIR)$(PKGCONFIGDIR)/asynccompile.pc
 	chmod 644 $(DESTDIR)$(PKGCONFIGDIR)/asynccompile.pc
 	$(INSTALL) -m 644 asynccompile.mk $(DESTDIR)$(INCLUDEDIR)/asynccompile.mk
