@@ -237,7 +237,7 @@ install: all
 	$(INSTALL) -m 755 $(PLUGIN) $(DESTDIR)$(LIBDIR)/$(PLUGIN)
 	$(INSTALL) -m 755 $(WORKER) $(DESTDIR)$(LIBEXECDIR)/asynccompile/asynccompile-worker
 	$(INSTALL) -m 755 $(TRACER) $(DESTDIR)$(LIBEXECDIR)/asynccompile/asynccompile-trace.so
-	sed -e 's|@PREFIX@|$(PREFIX)|;s|@LIBDIR@|$(LIBDIR)|;s|@INCLUDEDIR@|$(INCLUDEDIR)|' \
+	sed -e 's|@PREFIX@|$(PREFIX)|;s|@LIBDIR@|$(LIBDIR)|;s|@INCLUDEDIR@|$(INCLUDEDIR)|;s|@DATADIR@|$(DATADIR)|' \
 		asynccompile.pc.in > $(DESTDIR)$(PKGCONFIGDIR)/asynccompile.pc
 	chmod 644 $(DESTDIR)$(PKGCONFIGDIR)/asynccompile.pc
 	$(INSTALL) -m 644 asynccompile.mk $(DESTDIR)$(INCLUDEDIR)/asynccompile.mk
@@ -267,11 +267,13 @@ demo: all
 bench: all
 	sh bench/run.sh
 
-# Everything the build and the suite make; build/make-4.4.1 is the CI
-# script's, not the build's.
+# Everything the build, the suite and `make demo` make; build/make-4.4.1
+# is the CI script's, not the build's.  The demo's files are removed here,
+# not by its own clean, which needs the plugin loaded.
 clean:
 	rm -f $(PLUGIN) $(WORKER) $(TRACER) $(CORE_DIRS:=/*.o) plugin/*.o \
-		t/unit/*.t $(TEST_HELPERS) $(CORE_LIB) $(FLAGS_STAMP)
+		t/unit/*.t $(TEST_HELPERS) $(CORE_LIB) $(FLAGS_STAMP) \
+		examples/demo/*.o examples/demo/wordstat
 	rm -rf build/asan build/fuzz build/faults build/valgrind build/stress
 
 .PHONY: all check check-man check-unit check-shell check-stress check-make-suite check-asan check-valgrind check-fuzz \

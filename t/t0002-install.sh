@@ -155,6 +155,26 @@ ok "uninstall removes the libexec/asynccompile directory" \
 ok "uninstall removes the share/asynccompile directory" \
 	test ! -e "$root/share/asynccompile"
 
+# DATADIR moves the Kbuild fragment, and the .pc file's kbuild= follows it
+# (it used to say ${prefix}/share whatever DATADIR was).
+dest2=$TRASH/d2
+datadir=/opt/data-elsewhere
+timeout -k 5 120 "$sysmake" -C "$TEST_ROOT" --no-print-directory DESTDIR="$dest2" \
+	PREFIX="$prefix" DATADIR="$datadir" install >make.out 2>&1 </dev/null; sys_status=$?
+ok "make install DATADIR=$datadir succeeds" expect_sys_make_ok install DATADIR=$datadir
+ok "DATADIR=$datadir: the fragment is installed under it" \
+	test -f "$dest2$datadir/asynccompile/asynccompile-kbuild.mk"
+ok "DATADIR=$datadir: asynccompile.pc's datadir is it" \
+	expect_eq "datadir=$datadir" "$(grep '^datadir=' "$dest2$prefix/lib/pkgconfig/asynccompile.pc")" datadir
+if command -v pkg-config >/dev/null 2>&1; then
+	ok "DATADIR=$datadir: pkg-config --variable=kbuild names the installed fragment" \
+		expect_eq "$datadir/asynccompile/asynccompile-kbuild.mk" \
+		"$(PKG_CONFIG_PATH="$dest2$prefix/lib/pkgconfig" PKG_CONFIG_SYSROOT_DIR='' \
+			pkg-config --variable=kbuild asynccompile)" kbuild
+else
+	skip "pkg-config not installed"
+fi
+
 # Nothing the build produces changed in the tree while we installed.
 check_tree_untouched() {
 	find "$TEST_ROOT" \( -path "$TEST_ROOT/.git" -o -path "$TEST_ROOT/build" \) -prune -o \

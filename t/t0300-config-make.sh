@@ -160,6 +160,22 @@ ok "--print-config on a bad file: exit 1 and the message" \
 	sh -c '[ "$0" -eq 1 ] && grep -q "bad.yaml:1:1: unknown key" printed' "$rc"
 rm -f asynccompile.yaml
 
+# A dangling link ./asynccompile.yaml: make and the worker both find it
+# (lstat) and both stop with the same reason, not fall back to defaults.
+ln -s missing-target.yaml asynccompile.yaml
+write_mk Makefile <<'EOF2'
+load @PLUGIN@
+$(async-try x,true)
+all: ; @:
+EOF2
+run_make
+ok "./asynccompile.yaml a dangling link: make stops with cannot open" \
+	expect_grep "asynccompile.yaml: cannot open: No such file or directory" err
+"$W" --print-config >printed 2>&1; rc=$?
+ok "./asynccompile.yaml a dangling link: --print-config exits 1, same message" \
+	sh -c '[ "$0" -eq 1 ] && grep -q "asynccompile.yaml: cannot open: No such file or directory" printed && ! grep -q "^# from:" printed' "$rc"
+rm -f asynccompile.yaml
+
 # A config file that is a FIFO: open() would wait for a writer for ever.
 # A hang is a failure after 20 s, not a stuck suite.
 mkfifo asynccompile.yaml ff.yaml

@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -102,10 +103,12 @@ static int find_config(const char *file, struct config *c)
 {
 	struct buf err = BUF_INIT;
 	const char *env = getenv("ASYNC_COMPILE_CONFIG");
+	struct stat st;
 
 	if (!file && env && *env)
 		file = env;
-	if (!file && access("asynccompile.yaml", F_OK) == 0)
+	/* lstat as the plugin does: a dangling link or a loop is an error */
+	if (!file && (lstat("asynccompile.yaml", &st) == 0 || errno != ENOENT))
 		file = "asynccompile.yaml";
 	if (file && config_load_file(file, c, &err) < 0) {
 		diag_warn("%s", (char *)err.data);
