@@ -46,7 +46,8 @@ int cfg_fail(struct cfg_ctx *x, const yaml_mark_t *m, const char *fmt, ...)
 	va_start(ap, fmt);
 	buf_vaddf(&msg, fmt, ap);
 	va_end(ap);
-	err_fail(x->err, "%s:%zu:%zu: %s", x->name, m->line + 1, m->column + 1,
+	/* env names reach here unclipped: one message stays under 1 KiB */
+	err_fail(x->err, "%s:%zu:%zu: %.1023s", x->name, m->line + 1, m->column + 1,
 		 msg.len ? (char *)msg.data : "");
 	buf_release(&msg);
 	return -1;

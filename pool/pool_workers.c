@@ -366,7 +366,8 @@ static void pool_got_frame(struct pool *p, struct pworker *w)
 	}
 	if (d->id == PROTO_ID_CONTROL &&
 	    !msg_get_text(d->payload.data, d->payload.len, MSG_ERROR, &text, &len)) {
-		pool_lose(p, w, 1, "reported an error: %.*s", len, text);
+		/* a peer's text is bounded, as it was in the old fixed line */
+		pool_lose(p, w, 1, "reported an error: %.*s", len < 180 ? len : 180, text);
 		return;
 	}
 	if (d->id == PROTO_ID_CONTROL && type == MSG_STATS)

@@ -184,7 +184,7 @@ static void hello(int expect_workers)
 	buf_release(&b);
 	frame_decoder_init(&d);
 	if (frame_read_one(from_sup, &d) != 1)
-		die("no HELLO from the supervisor (%s)", (char *)d.err.data);
+		die("no HELLO from the supervisor (%s)", d.err.len ? (char *)d.err.data : "");
 	if (d.id != PROTO_ID_CONTROL ||
 	    msg_get_hello(d.payload.data, d.payload.len, &peer, NULL) < 0)
 		die("first frame is not a HELLO");
@@ -250,7 +250,7 @@ static void wait_result(int64_t id, struct result_msg *res, int stop_at_started)
 		int type;
 
 		if (r != 1)
-			die("supervisor closed the connection (%s)", r ? (char *)d.err.data : "EOF");
+			die("supervisor closed the connection (%s)", r ? (d.err.len ? (char *)d.err.data : "") : "EOF");
 		type = msg_type(d.payload.data, d.payload.len);
 		if (d.id == id && type == MSG_STARTED) {
 			struct started_msg m;
