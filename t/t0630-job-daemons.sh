@@ -39,12 +39,15 @@ ours() {
 }
 # sccache_build: make -j4, once more if sccache's own client gave up on
 # its server (it does, rarely, beside a busy CPU, whoever runs it: "Timed
-# out waiting for server startup", "Connection to server timed out"; its
-# log is kept in sccache.log).  The assertions are about the plugin.
+# out waiting for server startup", "Connection to server timed out"; and
+# once in a CI run, the second build's first client: "Failed to send data
+# to or receive data from server ... Connection reset by peer", cause not
+# known, so the retry prints the tail of sccache.log).  The assertions are about the plugin.
 sccache_build() {
 	run_make -j4
-	if [ "$make_status" -ne 0 ] && grep -q 'Timed out waiting for server startup\|Connection to server timed out' err; then
-		diag "sccache timed out waiting for its server; building again"
+	if [ "$make_status" -ne 0 ] && grep -q 'Timed out waiting for server startup\|Connection to server timed out\|Failed to send data to or receive data from server' err; then
+		diag "sccache's client gave up on its server ($(grep -m1 'caused by' err)); building again"
+		[ ! -f "$SCCACHE_ERROR_LOG" ] || tail -n 5 "$SCCACHE_ERROR_LOG" | sed 's/^/sccache.log: /' | while read -r l; do diag "$l"; done
 		rm -f f1.o f2.o f3.o f4.o
 		run_make -j4
 	fi
