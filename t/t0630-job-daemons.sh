@@ -13,7 +13,11 @@ SCCACHE_DIR=$TRASH/sccache
 # Not the default port 4226 another user may hold, and a new one for each
 # build: the last build's server was killed with its sockets open, so its
 # port may linger in TIME_WAIT and refuse the next server.
-port=$((20000 + $$ % 10000 * 4))
+# Below Linux's ephemeral range (32768 and up by default), where any TCP
+# client's local port, or a connection in TIME_WAIT, can take the one a
+# server is about to bind ("Address already in use"); four ports: two
+# builds and their retries.
+port=$((20000 + $$ % 3000 * 4))
 SCCACHE_SERVER_PORT=$port
 SCCACHE_IDLE_TIMEOUT=120
 SCCACHE_ERROR_LOG=$TRASH/sccache.log
@@ -43,12 +47,15 @@ ours() {
 # once in a CI run, the second build's first client: "Failed to send data
 # to or receive data from server ... Connection reset by peer", cause not
 # known, so the retry prints the tail of sccache.log).  The assertions are about the plugin.
-sccache_build() {
+sccache_build() { # port-to-retry-on
 	run_make -j4
 	if [ "$make_status" -ne 0 ] && grep -q 'Timed out waiting for server startup\|Connection to server timed out\|Failed to send data to or receive data from server' err; then
 		diag "sccache's client gave up on its server ($(grep -m1 'caused by' err)); building again"
 		[ ! -f "$SCCACHE_ERROR_LOG" ] || tail -n 5 "$SCCACHE_ERROR_LOG" | sed 's/^/sccache.log: /' | while read -r l; do diag "$l"; done
 		rm -f f1.o f2.o f3.o f4.o
+		# on a port of its own: the server the failed client started may
+		# still hold the last one while it dies with make's pool
+		SCCACHE_SERVER_PORT=$1
 		run_make -j4
 	fi
 }
@@ -56,7 +63,7 @@ stat_of() { # label: the number sccache's stats give it
 	sed -n "s/^$1  *\([0-9][0-9]*\)\$/\1/p" out | head -n 1
 }
 
-sccache_build
+sccache_build $((port + 2))
 ok "first build: make exits 0" expect_make_ok
 ok "first build: every object is built" sh -c 'ls f1.o f2.o f3.o f4.o'
 ok "first build: the server never went away under a step" \
@@ -66,7 +73,7 @@ ok "first build: nothing of sccache's outlives make" wait_until sh -c '[ -z "$(o
 
 rm -f f1.o f2.o f3.o f4.o
 SCCACHE_SERVER_PORT=$((port + 1))
-sccache_build
+sccache_build $((port + 3))
 ok "second build: make exits 0" expect_make_ok
 # sccache writes cache entries after answering; one still being written
 # when make ends (and the server with it) is a miss next time.
