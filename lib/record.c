@@ -98,18 +98,21 @@ int record_decode(const void *p, size_t n, const char *key, struct record_entry 
 		size_t len, rlen, elen;
 		const void *b = wire_get_bytes(&r, &len), *rs = wire_get_bytes(&r, &rlen);
 		const void *env = wire_get_bytes(&r, &elen);
-		struct cmdid id;
-		int verdict;
+		struct cmdid id = {0};
+		int verdict, bad;
 		char **ev = NULL;
 
-		if (!b || !rs || !env || r.failed || cmdid_get(b, len, &id) < 0 ||
-		    readset_decode(rs, rlen, &verdict, NULL) < 0 ||
-		    !(ev = record_env_get(env, elen))) {
+		/* cmdid_get() can succeed and a later part still fail, so
+		 * the id is released on both paths. */
+		bad = !b || !rs || !env || r.failed || cmdid_get(b, len, &id) < 0 ||
+		      readset_decode(rs, rlen, &verdict, NULL) < 0 ||
+		      !(ev = record_env_get(env, elen));
+		strv_free(ev);
+		cmdid_release(&id);
+		if (bad) {
 			record_free(v, i);
 			return err_fail(err, "malformed entry");
 		}
-		strv_free(ev);
-		cmdid_release(&id);
 		buf_add(&v[i].id, b, len);
 		buf_add(&v[i].rs, rs, rlen);
 		buf_add(&v[i].env, env, elen);

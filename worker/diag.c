@@ -2,8 +2,9 @@
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
-#include <string.h>
 
+#include "lib/buf.h"
+#include "lib/err.h"
 #include "worker/diag.h"
 
 static int diag_worker = -1;
@@ -15,21 +16,20 @@ void diag_set_worker(int index)
 
 void diag_warn(const char *fmt, ...)
 {
-	char msg[1024];
+	struct buf line = {0};
 	int e = errno;
-	size_t n;
 	va_list ap;
 
-	va_start(ap, fmt);
-	vsnprintf(msg, sizeof msg, fmt, ap);
-	va_end(ap);
-	n = strlen(fmt);
 	if (diag_worker >= 0)
-		fprintf(stderr, "asynccompile-worker %d: ", diag_worker);
+		buf_addf(&line, "asynccompile-worker %d: ", diag_worker);
 	else
-		fputs("asynccompile-worker: ", stderr);
-	if (n && fmt[n - 1] == ':')
-		fprintf(stderr, "%s %s\n", msg, strerror(e));
-	else
-		fprintf(stderr, "%s\n", msg);
+		buf_addf(&line, "asynccompile-worker: ");
+	errno = e; /* the prefix's allocation may have changed it */
+	va_start(ap, fmt);
+	err_failv(&line, fmt, ap); /* err.h's trailing-colon rule */
+	va_end(ap);
+	buf_addf(&line, "\n");
+	/* one write, so lines from several workers do not interleave */
+	fwrite(line.data, 1, line.len, stderr);
+	buf_release(&line);
 }
