@@ -186,4 +186,20 @@ check_tree_untouched() {
 }
 ok "install and uninstall build nothing into the tree" check_tree_untouched
 
+# A fresh clone on a machine without libyaml's header stops at once with
+# the one line that says what to install, not with a compiler error; a
+# built tree does not probe again.
+mkdir fresh && cp "$TEST_ROOT/Makefile" fresh/
+fresh_status=0
+"$sysmake" -C fresh --no-print-directory YAML_HEADER=nope.h >fresh.out 2>&1 </dev/null ||
+	fresh_status=$?
+ok "fresh tree without the header: make exits 2" expect_eq 2 "$fresh_status" status
+ok "fresh tree without the header: one line names the packages" \
+	expect_eq 1 "$(grep -c 'no C compiler or no nope.h (libyaml): on Debian, apt-get install build-essential pkg-config libyaml-dev' fresh.out)" lines
+ok "fresh tree without the header: nothing was compiled" \
+	expect_eq "" "$(find fresh -name '*.o' -o -name '*.so')" objects
+built_status=0
+"$sysmake" -q -C "$TEST_ROOT" YAML_HEADER=nope.h all >built.out 2>&1 </dev/null || built_status=$?
+ok "built tree: no probe, make -q all is up to date" expect_eq 0 "$built_status" status
+
 done_testing
