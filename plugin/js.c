@@ -286,6 +286,7 @@ int js_open(struct jobserver *js, const struct js_auth *a, struct buf *err)
 {
 	struct stat st;
 	char path[64];
+	const char *why = NULL;
 
 	memset(js, 0, sizeof *js);
 	js->rfd = js->wfd = js->make_wfd = -1;
@@ -315,10 +316,14 @@ int js_open(struct jobserver *js, const struct js_auth *a, struct buf *err)
 	} else {
 		return -1;
 	}
-	if (js->rfd < 0 || fstat(js->rfd, &st) < 0 || !S_ISFIFO(st.st_mode)) {
-		/* errno mid-sentence: the trailing-colon rule cannot word it */
+	if (js->rfd < 0 || fstat(js->rfd, &st) < 0)
+		why = strerror(errno);
+	else if (!S_ISFIFO(st.st_mode))
+		why = "not a fifo or pipe"; /* errno says nothing here */
+	if (why) {
+		/* the reason mid-sentence: the trailing-colon rule cannot word it */
 		err_fail(err, "cannot open the jobserver %s: %s; running one job at a time",
-			 a->style == JS_FIFO ? a->path : "pipe", strerror(errno));
+			 a->style == JS_FIFO ? a->path : "pipe", why);
 		if (js->rfd >= 0)
 			close(js->rfd);
 		js->rfd = -1;
