@@ -198,7 +198,10 @@ static void rs_read(struct rs_state *st, const struct tl_event *ev, int slot, co
 		struct buf v = BUF_INIT;
 
 		readset_value_now("file:" RS_PROC_FS, sizeof "file:" RS_PROC_FS - 1, &v);
-		rs_value(st, (char *)v.data, v.len);
+		if (v.len)
+			rs_value(st, (char *)v.data, v.len);
+		else /* unreadable now (EMFILE): nothing to hold it to */
+			rs_set(st, RS_OPAQUE, "read an input without identity:", p, n);
 		buf_release(&v);
 		return;
 	}

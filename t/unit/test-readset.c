@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/utsname.h>
 #include <time.h>
@@ -316,6 +317,43 @@ static void test_inputs(void)
 	buf_release(&why);
 }
 
+/*
+ * /proc/filesystems is checked by its text.  When that text cannot be
+ * read while the log is turned into a read set (no descriptor left), the
+ * run is opaque: an empty value would encode a read set that its own
+ * decoder refuses, and match an earlier empty one by accident.
+ */
+static void test_proc_fs_unreadable(void)
+{
+	struct buf log = BUF_INIT, rs = BUF_INIT, why = BUF_INIT;
+	struct rlimit was, low;
+	int free_fd, rc, v = -1;
+
+	start(&log);
+	ev(&log, TL_READ, 0, ROOT, 0, "/proc/filesystems");
+	finish(&log);
+	ok(verdict(&log, later(), &rs) == RS_PURE, "/proc/filesystems read: pure, by its text");
+
+	free_fd = dup(0);
+	if (free_fd < 0 || close(free_fd) || getrlimit(RLIMIT_NOFILE, &was))
+		abort();
+	low = was;
+	low.rlim_cur = (rlim_t)free_fd; /* the next open() fails with EMFILE */
+	if (setrlimit(RLIMIT_NOFILE, &low))
+		abort();
+	buf_reset(&rs);
+	readset_build(log.data, log.len, ROOT, later(), ENV, &rs);
+	if (setrlimit(RLIMIT_NOFILE, &was))
+		abort();
+	rc = readset_decode(rs.data, rs.len, &v, &why);
+	ok(rc == 0, "its text unreadable: the read set still decodes %s",
+	   why.len ? (char *)why.data : "");
+	ok(v == RS_OPAQUE, "its text unreadable: opaque (%d)", v);
+	buf_release(&log);
+	buf_release(&rs);
+	buf_release(&why);
+}
+
 static void test_codec(void)
 {
 	struct buf log = BUF_INIT, rs = BUF_INIT;
@@ -355,6 +393,7 @@ int main(void)
 	test_accounting();
 	test_writes();
 	test_inputs();
+	test_proc_fs_unreadable();
 	test_codec();
 	snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
 	if (system(cmd))
