@@ -25,23 +25,6 @@ comma := ,
 YAML_ARCHIVE := $(shell $(CC) -print-file-name=libyaml.a 2>/dev/null)
 PLUGIN_YAML_LIBS = $(if $(filter /%,$(YAML_ARCHIVE)),$(YAML_ARCHIVE) -Wl$(comma)--exclude-libs$(comma)libyaml.a,$(YAML_LIBS))
 
-# A fresh machine says what it lacks, in one line, before any compiler
-# error: the C compiler and libyaml's header, looked for the way the
-# build will (YAML_HEADER=nope.h shows the message in a fresh clone;
-# t0002 tests it).  Not for goals that
-# build nothing, nor once the plugin is built (it needed both; the probe
-# costs about 20 ms).
-YAML_HEADER = yaml.h
-BUILD_DEPS = build-essential pkg-config libyaml-dev
-NO_BUILD_GOALS = clean uninstall check-man
-ifeq ($(wildcard asynccompile.so),)
-ifneq ($(if $(MAKECMDGOALS),$(filter-out $(NO_BUILD_GOALS),$(MAKECMDGOALS)),all),)
-ifeq ($(shell printf '\043include <$(YAML_HEADER)>\n' | $(CC) $(YAML_CFLAGS) $(CPPFLAGS) -E -x c - -o /dev/null 2>/dev/null && echo ok),)
-$(error no C compiler or no $(YAML_HEADER) (libyaml): on Debian, apt-get install $(BUILD_DEPS))
-endif
-endif
-endif
-
 ALL_CFLAGS = $(WARN) $(WERROR) -D_GNU_SOURCE -fPIC -fvisibility=hidden -pthread -I. \
 	-DASYNC_LIBEXECDIR='"$(LIBEXECDIR)/asynccompile"' \
 	$(YAML_CFLAGS) $(CPPFLAGS) $(CFLAGS) $(EXTRA_CFLAGS)
@@ -88,11 +71,33 @@ SHELL_TESTS = $(sort $(wildcard t/t[0-9]*.sh))
 
 all: $(PLUGIN) $(WORKER) $(TRACER)
 
+# A fresh machine says what it lacks, in one line, before any compiler
+# error: the C compiler and libyaml's header, looked for the way the
+# build will.  Only when everything is about to be built (new flags, a
+# fresh clone, or clean among the goals), and not for goals that build
+# nothing; about 20 ms.  YAML_HEADER=nope.h shows the message in a
+# fresh clone (t0002 tests it).
+YAML_HEADER = yaml.h
+BUILD_DEPS = build-essential pkg-config libyaml-dev
+NO_BUILD_GOALS = clean uninstall check-man
+define probe_build_deps
+ifneq ($(if $(MAKECMDGOALS),$(filter-out $(NO_BUILD_GOALS),$(MAKECMDGOALS)),all),)
+ifeq ($(shell printf '\043include <$(YAML_HEADER)>\n' | $(CC) $(YAML_CFLAGS) $(CPPFLAGS) -E -x c - -o /dev/null 2>/dev/null && echo ok),)
+$(error no C compiler or no $(YAML_HEADER) (libyaml): on Debian, apt-get install $(BUILD_DEPS))
+endif
+endif
+endef
+
 # Rewritten (so newer than every object) only when the flags differ from
 # the last build's; read and written while make parses, so `make -q` sees
 # an up-to-date tree as one.  Variant builds (build.mk) keep their own.
 ifndef VARIANT
 FLAGS_NOW := $(strip $(CC) $(ALL_CFLAGS) $(ALL_LDFLAGS) $(YAML_LIBS) $(PLUGIN_YAML_LIBS))
+ifneq ($(filter clean,$(MAKECMDGOALS)),)
+$(eval $(value probe_build_deps))
+else ifneq ($(file <$(FLAGS_STAMP)),$(FLAGS_NOW))
+$(eval $(value probe_build_deps))
+endif
 ifneq ($(file <$(FLAGS_STAMP)),$(FLAGS_NOW))
 $(shell mkdir -p $(dir $(FLAGS_STAMP)))
 $(file >$(FLAGS_STAMP),$(FLAGS_NOW))

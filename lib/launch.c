@@ -156,10 +156,12 @@ uint64_t launch_env_digest(char *const *envp)
 	 * A sum of per-entry hashes: the order of environ does not matter.
 	 * The plugin's own variables are left out: the worker's mark differs
 	 * from worker to worker, and ASYNCCOMPILE_HELD_TOKENS changes in
-	 * make's environment as tokens come and go (plugin/reexec.c).
+	 * make's environment as tokens come and go (plugin/reexec.c).  So is
+	 * ASYNC_COMPILE_DEBUG: asking why an answer was not used must not
+	 * be the reason it is not ("another environment").
 	 */
 	for (; envp && *envp; envp++)
-		if (strncmp(*envp, "ASYNCCOMPILE_", 13))
+		if (strncmp(*envp, "ASYNCCOMPILE_", 13) && strncmp(*envp, "ASYNC_COMPILE_DEBUG=", 20))
 			sum += store_hash(*envp, strlen(*envp), STORE_HASH_INIT);
 	return sum;
 }

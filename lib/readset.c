@@ -201,7 +201,7 @@ static void rs_read(struct rs_state *st, const struct tl_event *ev, int slot, co
 		if (v.len)
 			rs_value(st, (char *)v.data, v.len);
 		else /* unreadable now (EMFILE): nothing to hold it to */
-			rs_set(st, RS_OPAQUE, "read an input without identity:", p, n);
+			rs_set(st, RS_OPAQUE, "could not read back:", p, n);
 		buf_release(&v);
 		return;
 	}

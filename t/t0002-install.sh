@@ -201,5 +201,6 @@ ok "fresh tree without the header: nothing was compiled" \
 built_status=0
 "$sysmake" -q -C "$TEST_ROOT" YAML_HEADER=nope.h all >built.out 2>&1 </dev/null || built_status=$?
 ok "built tree: no probe, make -q all is up to date" expect_eq 0 "$built_status" status
+ok "built tree: no probe, no message" expect_eq 0 "$(grep -c 'no C compiler' built.out)" lines
 
 done_testing

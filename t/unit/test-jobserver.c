@@ -176,7 +176,8 @@ static void test_fifo_refused(void)
 		abort();
 	snprintf(path, sizeof path, "%s/plain", dir);
 	fd = open(path, O_WRONLY | O_CREAT | O_EXCL, 0600);
-	close(fd);
+	if (fd < 0 || close(fd))
+		abort();
 	rc = js_open(&js, &a, &err);
 	ok(rc == -1 && err.data &&
 	   strstr((char *)err.data, "/plain: not a fifo or pipe; running one job at a time"),

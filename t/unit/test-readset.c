@@ -334,7 +334,7 @@ static void test_proc_fs_unreadable(void)
 	finish(&log);
 	ok(verdict(&log, later(), &rs) == RS_PURE, "/proc/filesystems read: pure, by its text");
 
-	free_fd = dup(0);
+	free_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
 	if (free_fd < 0 || close(free_fd) || getrlimit(RLIMIT_NOFILE, &was))
 		abort();
 	low = was;
