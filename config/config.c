@@ -145,25 +145,25 @@ static int cfg_unknown(struct cfg_ctx *x, const yaml_node_t *key)
 	char shown[256], all[256];
 	size_t o = 0;
 
-	for (size_t i = 0; i < cfg_nkeys; i++) {
-		size_t d = cfg_distance(s, n, cfg_keys[i].name);
+	for (size_t i = 0; i < keys_count; i++) {
+		size_t d = cfg_distance(s, n, keys_table[i].name);
 		/* Close enough to be a typo, not just a short unrelated word. */
-		size_t slack = strlen(cfg_keys[i].name) / 3;
+		size_t slack = strlen(keys_table[i].name) / 3;
 
 		slack = slack < 1 ? 1 : slack > 3 ? 3 : slack;
 
 		if (d <= slack && d < best) {
 			best = d;
-			near = cfg_keys[i].name;
+			near = keys_table[i].name;
 		}
 	}
 	cfg_show(shown, sizeof(shown), s, n);
 	if (near)
 		return cfg_fail(x, &key->start_mark, "unknown key '%s' (did you mean '%s'?)",
 				shown, near);
-	for (size_t i = 0; i < cfg_nkeys; i++)
+	for (size_t i = 0; i < keys_count; i++)
 		o += (size_t)snprintf(all + o, sizeof(all) - o, "%s%s", i ? ", " : "",
-				      cfg_keys[i].name);
+				      keys_table[i].name);
 	return cfg_fail(x, &key->start_mark, "unknown key '%s' (valid keys: %s)", shown, all);
 }
 
@@ -188,10 +188,10 @@ static int cfg_apply(struct cfg_ctx *x, yaml_node_t *root, struct config *c)
 		if (key->type != YAML_SCALAR_NODE)
 			return cfg_fail(x, &key->start_mark, "keys must be names, got %s",
 					cfg_kind(key));
-		for (i = 0; i < cfg_nkeys; i++)
-			if (!strcmp((const char *)key->data.scalar.value, cfg_keys[i].name) &&
-			    key->data.scalar.length == strlen(cfg_keys[i].name)) {
-				k = &cfg_keys[i];
+		for (i = 0; i < keys_count; i++)
+			if (!strcmp((const char *)key->data.scalar.value, keys_table[i].name) &&
+			    key->data.scalar.length == strlen(keys_table[i].name)) {
+				k = &keys_table[i];
 				break;
 			}
 		if (!k)

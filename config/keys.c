@@ -506,7 +506,7 @@ static int cfg_env(struct cfg_ctx *x, const struct cfg_key *k,
 }
 
 /* Contract order: config_dump() and the unknown-key list follow it too. */
-const struct cfg_key cfg_keys[] = {
+const struct cfg_key keys_table[] = {
 	{ "workers", "an integer >= 1 or 'auto'", "", cfg_workers },
 	{ "start_method", "subprocess, spawn or fork", "", cfg_start_method },
 	{ "warm", "true or false", "", cfg_warm },
@@ -526,5 +526,5 @@ const struct cfg_key cfg_keys[] = {
 	{ "cache_max_age", "an age such as 7d, 12h or 90m", "", cfg_cache_max_age },
 	{ "cache_check", "mtime or content", "", cfg_cache_check },
 };
-const size_t cfg_nkeys = sizeof(cfg_keys) / sizeof(cfg_keys[0]);
-_Static_assert(sizeof(cfg_keys) / sizeof(cfg_keys[0]) <= CFG_MAX_KEYS, "CFG_MAX_KEYS");
+const size_t keys_count = sizeof(keys_table) / sizeof(keys_table[0]);
+_Static_assert(sizeof(keys_table) / sizeof(keys_table[0]) <= CFG_MAX_KEYS, "CFG_MAX_KEYS");

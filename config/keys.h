@@ -30,7 +30,7 @@ struct cfg_key {
 
 /* In contract order (the order config.h and config_dump() use). */
 #define CFG_MAX_KEYS 32
-extern const struct cfg_key cfg_keys[];
-extern const size_t cfg_nkeys;
+extern const struct cfg_key keys_table[];
+extern const size_t keys_count;
 
 #endif

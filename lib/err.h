@@ -9,7 +9,10 @@
  *  2. It appends exactly one reason there with err_fail(), no newline, no
  *     "asynccompile:" prefix: whoever reports it adds those.
  *  3. A format that ends in ':' gets " " and strerror(errno) appended, the
- *     trailing-colon rule of samurai: nobody formats errno by hand.
+ *     trailing-colon rule of samurai: nobody appends errno by hand
+ *     (plugin/log.h and worker/diag.h keep the rule too).  strerror()
+ *     is written out only where errno's text is not the end of the
+ *     line: inside parentheses, or handed on as a reason of its own.
  *  4. A leaf that wraps one system call may instead return -1 with errno
  *     set, exactly as the call does; its caller words it with
  *     err_fail(err, "...:").

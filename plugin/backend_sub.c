@@ -70,7 +70,7 @@ static int sub_launch(struct sub *s)
 
 	snprintf(nbuf, sizeof nbuf, "%d", s->workers);
 	if (spawn_worker(s->exe, argv, -1, &s->to, &s->from, &s->pid) < 0) {
-		log_msg("cannot start the pool supervisor %s: %s", s->exe, strerror(errno));
+		log_msg("cannot start the pool supervisor %s:", s->exe);
 		s->to = s->from = -1;
 		return -1;
 	}

@@ -372,7 +372,7 @@ void *io_main(void *arg)
 		pthread_mutex_unlock(&E.lock);
 		if (poll(fds, n + nb, timeout) < 0 && errno != EINTR) {
 			/* EINVAL/ENOMEM: nothing better than to try again shortly */
-			log_msg("poll: %s", strerror(errno));
+			log_msg("poll:");
 			usleep(10000);
 			pthread_mutex_lock(&E.lock);
 			continue;

@@ -9,21 +9,23 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "lib/err.h"
 #include "plugin/log.h"
 
 static int log_debug_on;
 
 void log_msg(const char *fmt, ...)
 {
-	struct buf b = BUF_INIT;
+	struct buf text = BUF_INIT, b = BUF_INIT;
 	va_list ap;
-	char tmp[1024];
 
 	va_start(ap, fmt);
-	vsnprintf(tmp, sizeof tmp, fmt, ap);
+	err_failv(&text, fmt, ap);	/* the trailing-colon rule (lib/err.h) */
 	va_end(ap);
-	buf_addf(&b, "asynccompile: %s\n", tmp);
+	buf_addf(&b, "asynccompile: %.*s\n", text.len > 1023 ? 1023 : (int)text.len,
+		 text.len ? (char *)text.data : "");
 	(void)!write(2, b.data, b.len);
+	buf_release(&text);
 	buf_release(&b);
 }
 

@@ -11,7 +11,10 @@
 
 #include "lib/buf.h"
 
-/* One line "asynccompile: <text>\n" (the text is cut at 1023 bytes). */
+/*
+ * One line "asynccompile: <text>\n" (the text is cut at 1023 bytes).  A
+ * format that ends in ':' gets strerror(errno), as err_fail() (lib/err.h).
+ */
 void log_msg(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /*
  * At load, on make's thread: read ASYNC_COMPILE_DEBUG (set, and not "0":

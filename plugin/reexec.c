@@ -55,9 +55,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include <gnumake.h>
-
 #include "plugin/engine.h"
+#include "plugin/mk.h"
 #include "plugin/reexec.h"
 #include "plugin/log.h"
 
@@ -159,7 +158,7 @@ void reexec_init(void)
 	reexec_give_back(v, me);
 	unsetenv(REEXEC_NAME);
 	/* imported by make at startup: not for its recipes */
-	gmk_eval("undefine " REEXEC_NAME, NULL);
+	mk_eval("undefine " REEXEC_NAME);
 }
 
 void reexec_arm(void)

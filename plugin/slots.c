@@ -115,7 +115,7 @@ void slots_give_back(struct slots *s, unsigned char tok)
 	if (!reexec_hold(tok, -1))
 		js_forget(&s->js);
 	else if (js_release(&s->js, tok) < 0)
-		log_msg("could not give a jobserver token back: %s", strerror(errno));
+		log_msg("could not give a jobserver token back:");
 }
 
 int slots_take_limit(struct slots *s, int ahead)

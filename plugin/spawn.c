@@ -56,7 +56,7 @@ int spawn_snapshot_env(void)
 }
 
 /*
- * spawn_own_group(): every pool process (supervisor, worker) leads or
+ * Own process groups: every pool process (supervisor, worker) leads or
  * joins a process group other than make's.  Jobs run in sessions of
  * their own (lib/launch.h), so a signal to make's group (kill -9
  * -PGID, timeout(1), a CI cancelling the build, Ctrl-C) never reaches
@@ -77,7 +77,7 @@ static void spawn_close4(int to[2], int from[2])
 int spawn_worker(const char *exe, char *const argv[], int board, int *to_child,
 		 int *from_child, pid_t *pid)
 {
-	/* out of make's process group: see spawn_own_group() above */
+	/* out of make's process group: see "Own process groups" above */
 	return start_worker(exe, argv, spawn_env, board, 1, to_child, from_child, pid);
 }
 
@@ -105,7 +105,7 @@ int spawn_fork_worker(int index, int board, int started_after_ms, int *to_child,
 			sigaction(s, &sa, NULL);
 		sigemptyset(&none);
 		sigprocmask(SIG_SETMASK, &none, NULL);
-		setpgid(0, 0); /* see spawn_own_group() */
+		setpgid(0, 0); /* see "Own process groups" above */
 		/* environ may be half-changed by make's thread in this copy */
 		if (spawn_env)
 			environ = spawn_env;

@@ -1,6 +1,7 @@
 /*
- * start.h - the one way a worker process is started: by the supervisor
+ * start.h - the one way a worker process is spawned: by the supervisor
  * (subprocess start method), by the plugin (spawn) and by the unit tests.
+ * (The fork start method forks make instead: plugin/spawn.c.)
  *
  * start_pipes: two close-on-exec pipes, to[] towards the child and
  * from[] back from it; 0 or -1 with errno (nothing left open).

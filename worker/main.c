@@ -1,7 +1,10 @@
 /*
  * main.c - the asynccompile-worker executable: a pool worker
- * (--worker INDEX) or a supervisor owning a pool of them (--supervise N).
- * Both speak the framed protocol on stdin/stdout; stderr is for humans.
+ * (--worker INDEX) or a supervisor owning a pool of them (--supervise N),
+ * both speaking the framed protocol on stdin/stdout (stderr is for
+ * humans); a recipe wait's collector (--collect); and the user's tools:
+ * --print-config, --cache-stats, --cache-clear, --version
+ * (asynccompile-worker(1)).
  */
 #include <errno.h>
 #include <fcntl.h>

@@ -1,7 +1,8 @@
 /*
  * worker.h - the worker executable's roles, each in a file of its own:
- * serve.h (a pool worker), supervise.h (the pool supervisor), both callable
- * from main() and (fork start method) from a child forked by the plugin;
+ * serve.h (a pool worker), supervise.h (the pool supervisor), both called
+ * from main(), and serve_main also (fork start method) from a child the
+ * plugin forks, which is why serve.c is linked into asynccompile.so;
  * collect.h (the collector a recipe runs).  What serve and supervise share:
  *
  * Both speak the framed protocol on in_fd/out_fd (blocking descriptors are
