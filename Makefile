@@ -123,7 +123,7 @@ $(TRACER): $(TRACER_SRC) $(wildcard trace/*.h) lib/tracelog.h $(FLAGS_STAMP)
 	$(CC) $(TRACER_CFLAGS) -shared -o $@ $(TRACER_SRC) $(LDFLAGS) -ldl
 
 # Unit tests link what they test from the plugin too (no test includes a .c).
-UNIT_PLUGIN_OBJ = plugin/js.o plugin/children.o
+UNIT_PLUGIN_OBJ = plugin/js.o plugin/children.o plugin/waitsock.o
 t/unit/%.t: t/unit/%.c t/unit/tap.h t/unit/corpus.h $(UNIT_PLUGIN_OBJ) $(CORE_LIB)
 	$(CC) $(ALL_CFLAGS) -o $@ $< $(UNIT_PLUGIN_OBJ) $(CORE_LIB) $(ALL_LDFLAGS) $(YAML_LIBS)
 

@@ -90,10 +90,17 @@ static void waitsock_sweep(const char *dir)
 	closedir(d);
 }
 
+/*
+ * The socket is bound under a name the sweep passes over ('t', not 'm')
+ * and renamed once it listens: between bind() and listen() a connect()
+ * is refused, and a sibling make sweeping just then (two sub-makes
+ * starting side by side) would take the live socket for a dead one and
+ * unlink it.
+ */
 int waitsock_listen(struct buf *err)
 {
 	struct sockaddr_un sa;
-	char dir[sizeof sa.sun_path];
+	char dir[sizeof sa.sun_path], tmp[sizeof sa.sun_path];
 	uint32_t rnd;
 	int fd;
 
@@ -108,16 +115,26 @@ int waitsock_listen(struct buf *err)
 		waitsock_file[0] = 0;
 		return -1;
 	}
-	waitsock_addr(&sa, waitsock_file);
+	/* the final name with its last component's 'm' made a 't' */
+	memcpy(tmp, waitsock_file, sizeof tmp);
+	tmp[strlen(dir) + 1] = 't';
+	waitsock_addr(&sa, tmp);
 	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
-	if (fd < 0 || bind(fd, (struct sockaddr *)&sa, sizeof sa) < 0 || listen(fd, 64) < 0) {
+	if (fd < 0 || bind(fd, (struct sockaddr *)&sa, sizeof sa) < 0) {
+		err_fail(err, "%s:", tmp);
+		goto fail;
+	}
+	if (listen(fd, 64) < 0 || rename(tmp, waitsock_file) < 0) {
 		err_fail(err, "%s:", waitsock_file);
-		if (fd >= 0)
-			close(fd);
-		waitsock_file[0] = 0;
-		return -1;
+		unlink(tmp);
+		goto fail;
 	}
 	return fd;
+fail:
+	if (fd >= 0)
+		close(fd);
+	waitsock_file[0] = 0;
+	return -1;
 }
 
 void waitsock_close(int fd)

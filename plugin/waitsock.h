@@ -7,7 +7,9 @@
  * address).  The directory is created 0700 and refused unless it is a
  * directory (not a link) this user owns that nobody else may enter.
  * Socket files of makes that are gone (nobody listens) are removed when
- * a new one is made; the plugin removes its own at exit.
+ * a new one is made; the plugin removes its own at exit.  A socket is
+ * bound as tPID.RANDOM and renamed to its m name once it listens, so
+ * no sweep ever finds a live make's socket refusing (t/unit/test-waitsock).
  *
  * Who may speak: waitsock_peer_check() accepts a peer of this user that
  * descends from this make process (a recipe line's collector does; one

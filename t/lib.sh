@@ -25,6 +25,10 @@ export ASYNC_PLUGIN TEST_HELPERDIR
 ASYNC_COMPILE_TRACER=${ASYNC_COMPILE_TRACER:-$TEST_ROOT/trace/asynccompile-trace.so}
 export ASYNC_COMPILE_TRACER
 unset MAKEFLAGS MFLAGS MAKELEVEL MAKEOVERRIDES ASYNC_COMPILE_CONFIG
+# make exports its command line's variables to recipes: under check-asan
+# (build.mk VARIANT=asan ...) this tree's own Makefile, run by a test,
+# would otherwise take itself for a variant build (t0002's fresh clone)
+unset VARIANT SRCDIR EXTRA_CFLAGS EXTRA_LDFLAGS
 unset ASYNC_COMPILE_SPECULATE ASYNC_COMPILE_DEBUG
 
 test_count=0
