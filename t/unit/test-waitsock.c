@@ -101,7 +101,7 @@ static void test_sibling_sweep(const char *dir)
 static void test_sweep_dead(const char *dir)
 {
 	struct buf err = BUF_INIT;
-	char dead[200], pending[200];
+	char dead[256], pending[256];
 	int fd;
 
 	snprintf(dead, sizeof dead, "%s/m1.deadbeef", dir);
