@@ -3,6 +3,7 @@
  * engine's I/O thread both call it; it keeps no state but the debug flag,
  * which make's thread sets once at load before any other thread exists.
  */
+#include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -16,17 +17,21 @@ static int log_debug_on;
 
 void log_msg(const char *fmt, ...)
 {
-	struct buf text = BUF_INIT, b = BUF_INIT;
+	static const char prefix[] = "asynccompile: ";
+	struct buf line = BUF_INIT;
+	int e = errno;
 	va_list ap;
 
+	buf_addstr(&line, prefix);
+	errno = e; /* the prefix's allocation may have changed it */
 	va_start(ap, fmt);
-	err_failv(&text, fmt, ap);	/* the trailing-colon rule (lib/err.h) */
+	err_failv(&line, fmt, ap); /* err.h's trailing-colon rule */
 	va_end(ap);
-	buf_addf(&b, "asynccompile: %.*s\n", text.len > 1023 ? 1023 : (int)text.len,
-		 text.len ? (char *)text.data : "");
-	(void)!write(2, b.data, b.len);
-	buf_release(&text);
-	buf_release(&b);
+	if (line.len > sizeof prefix - 1 + 1023)
+		line.len = sizeof prefix - 1 + 1023;
+	buf_addch(&line, '\n');
+	(void)!write(2, line.data, line.len);
+	buf_release(&line);
 }
 
 void log_debug_init(void)

@@ -199,4 +199,29 @@ EOF2
 ok "a job inherits no descriptor of make's (jobserver, pool pipes)" expect_grep '^fds=0 1 2 3 sockets=' out
 ok "the worker holds no socket" expect_grep ' sockets=0$' out
 
+# A supervisor that cannot be executed: make's stderr says why in errno's
+# words (log_msg's trailing-colon rule), and the probe is not run.  Last:
+# it leaves ASYNC_COMPILE_WORKER set.
+if [ "$sm" = subprocess ]; then
+	: >noexec && chmod 755 noexec
+	write_config "workers: 2"
+	write_mk Makefile <<'EOF2'
+load @PLUGIN@
+$(async-try p,true)
+$(async-wait)
+$(info p=$(p.status))
+all: ; @:
+EOF2
+	ASYNC_COMPILE_WORKER=$TRASH/noexec
+	export ASYNC_COMPILE_WORKER
+	run_make
+	ok "an unexecutable supervisor: the reason names it and says errno's words" \
+		expect_grep "^asynccompile: cannot start the pool supervisor $TRASH/noexec: Exec format error$" err
+	ok "an unexecutable supervisor: the probe is not run, make goes on" \
+		sh -c '[ "$0" -eq 0 ] && grep -q "^p=[1-9]" out' "$make_status"
+else
+	skip "an unexecutable supervisor: start method $sm has no supervisor"
+	skip "an unexecutable supervisor: start method $sm has no supervisor"
+fi
+
 done_testing
