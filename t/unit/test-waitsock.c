@@ -43,15 +43,20 @@ int listen(int fd, int backlog)
 	return (int)syscall(SYS_listen, fd, backlog);
 }
 
+static void unix_addr(struct sockaddr_un *sa, const char *path)
+{
+	memset(sa, 0, sizeof *sa);
+	sa->sun_family = AF_UNIX;
+	snprintf(sa->sun_path, sizeof sa->sun_path, "%s", path);
+}
+
 /* connect() to path: 0, or the errno it failed with. */
 static int try_connect(const char *path)
 {
 	struct sockaddr_un sa;
 	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0), e = 0;
 
-	memset(&sa, 0, sizeof sa);
-	sa.sun_family = AF_UNIX;
-	snprintf(sa.sun_path, sizeof sa.sun_path, "%s", path);
+	unix_addr(&sa, path);
 	if (connect(fd, (struct sockaddr *)&sa, sizeof sa) < 0)
 		e = errno;
 	close(fd);
@@ -64,9 +69,7 @@ static int dead_socket(const char *path)
 	struct sockaddr_un sa;
 	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0), rc;
 
-	memset(&sa, 0, sizeof sa);
-	sa.sun_family = AF_UNIX;
-	snprintf(sa.sun_path, sizeof sa.sun_path, "%s", path);
+	unix_addr(&sa, path);
 	rc = bind(fd, (struct sockaddr *)&sa, sizeof sa);
 	close(fd);
 	return rc;
