@@ -321,6 +321,9 @@ static void rs_event(struct rs_state *st, const struct tl_event *ev, const char 
 	case TL_OPAQUE:
 		rs_set(st, RS_OPAQUE, "the tracer cannot see:", p, n);
 		break;
+	case TL_IMPURE:
+		rs_set(st, RS_IMPURE, "acted outside itself:", p, n);
+		break;
 	case TL_CLOCK:
 		if (ev->flags & TL_TO_ANSWER)
 			rs_set(st, RS_OPAQUE, "read the clock", NULL, 0);

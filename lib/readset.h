@@ -19,7 +19,8 @@
  *    could not tell that change from the next), and no process read the
  *    real-time clock with the answer pipes as its output.  Only a pure
  *    answer is speculated, memoized or cached.
- *  - RS_IMPURE: it wrote something that outlived it.  Never run ahead of
+ *  - RS_IMPURE: it wrote something that outlived it, or acted on another
+ *    process or the system (a TL_IMPURE event).  Never run ahead of
  *    need, never reused, never cached.
  *  - RS_OPAQUE: the trace cannot vouch for it (an untraced process, a
  *    call the tracer does not model, a racy or changing input, the

@@ -57,6 +57,11 @@
  *             uname(2) ("uname=sysname release version machine"),
  *             the host name ("hostname=..."), and the CPUs the process
  *             may run on ("nprocs=N").  Compared again on reuse.
+ *   IMPURE    the process acted on something outside itself that is not
+ *             a file (signalled another process, changed another
+ *             process's or the system's state); path = a one-line
+ *             reason.  The whole run is impure: never run ahead of need,
+ *             never reused.
  *
  * A process the preload cannot load into (a static program, a setuid or
  * setgid one, one started with an environment the preload cannot reach)
@@ -100,6 +105,7 @@ enum tl_type {
 	TL_OPAQUE = 10,
 	TL_CLOCK = 11,
 	TL_VALUE = 12,
+	TL_IMPURE = 13,
 };
 
 enum tl_kind {

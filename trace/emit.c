@@ -457,6 +457,11 @@ void tr_opaque(const char *why, const char *what)
 	tr_emit_text(TL_OPAQUE, 0, why, what);
 }
 
+void tr_impure(const char *why, const char *what)
+{
+	tr_emit_text(TL_IMPURE, 0, why, what);
+}
+
 void tr_opaque_at(const char *why, int dirfd, const char *path)
 {
 	struct tr_where w;

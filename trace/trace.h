@@ -162,6 +162,8 @@ void tr_emit_now(int type, int flags, int dirfd, const char *path);
 /* An event with a text: OPAQUE reasons, VALUEs. */
 void tr_emit_text(int type, int32_t aux, const char *a, const char *b);
 void tr_opaque(const char *why, const char *what);
+/* the run acted outside itself (TL_IMPURE): never ahead of need, never reused */
+void tr_impure(const char *why, const char *what);
 void tr_opaque_at(const char *why, int dirfd, const char *path);
 
 /*
