@@ -179,6 +179,7 @@ static void tr_init_once(void)
 	tr_pid = getpid();
 	tr_batch_begin(&b);
 	tr_hello();
+	tr_classes_check();
 	tr_objects_startup(tr_exe);
 	tr_batch_end(&b);
 	tr_env_hide();

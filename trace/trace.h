@@ -203,6 +203,7 @@ size_t tr_fmt_u64(char *buf, uint64_t v);
 void tr_bye(int status);
 void tr_env_hide(void);
 void tr_objects_startup(const char *exe);
+void tr_classes_check(void);               /* OPAQUE on a C library not classified */
 void tr_after_fork_child(int parent);
 void tr_objects_scan(void);
 void tr_objects_after_fork(void);
