@@ -96,10 +96,22 @@ static int tr_bye_done;
 static int tr_status = -1;
 static char tr_exe[PATH_MAX];
 
-/* "N" fields of ASYNCCOMPILE_TRACE: unsigned decimals split by ':'. */
-static int tr_parse_env(const char *v, uint64_t *f, int max)
+/*
+ * "N" fields of ASYNCCOMPILE_TRACE: unsigned decimals split by ':', up to
+ * the end or to the flags that follow them (TL_ENV_AHEAD), which *ahead
+ * reports.
+ */
+static int tr_parse_env(const char *v, uint64_t *f, int max, int *ahead)
 {
 	int n = 0;
+	const char *flags = strchr(v, ';');
+
+	*ahead = 0;
+	if (flags) {
+		if (strcmp(flags, TL_ENV_AHEAD))
+			return -1;
+		*ahead = 1;
+	}
 
 	while (n < max) {
 		uint64_t x = 0;
@@ -113,7 +125,7 @@ static int tr_parse_env(const char *v, uint64_t *f, int max)
 		if (v == start)
 			return -1;
 		f[n++] = x;
-		if (!*v)
+		if (!*v || v == flags)
 			return n;
 		if (*v++ != ':')
 			return -1;
@@ -149,7 +161,8 @@ static void tr_init_once(void)
 {
 	const char *v = getenv(TL_ENV);
 	uint64_t f[7];
-	int n = v ? tr_parse_env(v, f, 7) : -1;
+	int ahead;
+	int n = v ? tr_parse_env(v, f, 7, &ahead) : -1;
 	struct stat st;
 	Dl_info self;
 	struct tr_batch b;
@@ -168,6 +181,7 @@ static void tr_init_once(void)
 	strcpy(tr_env.self, self.dli_fname);
 	tr_env.dev = f[1];
 	tr_env.ino = f[2];
+	tr_env.ahead = ahead;
 	if (n == 7) {
 		tr_env.pipes = 1;
 		tr_env.out_dev = f[3];

@@ -75,6 +75,7 @@ struct tr_env {
 	uint64_t out_dev, out_ino;       /* the job's stdout pipe (0: unknown) */
 	uint64_t err_dev, err_ino;       /* the job's stderr pipe (0: unknown) */
 	int pipes;                       /* the 7-field form was given */
+	int ahead;                       /* ";ahead": run ahead of need (hooks_proc.c) */
 	char self[PATH_MAX];             /* this library, as LD_PRELOAD named it */
 };
 extern struct tr_env tr_env;
