@@ -77,8 +77,19 @@
  * openlog, closelog (no message sent); tcsetattr, tcflush, tcsendbreak,
  * tcsetpgrp, ioctl (descriptors already open: a traced command's are
  * /dev/null and pipes, and a terminal it opens is a device read, already
- * OPAQUE); stime (no default version to interpose).  Raw syscall() of the
- * same calls: hooks_fd.c.
+ * OPAQUE); stime (no default version to interpose).
+ * A raw syscall() of the same calls (hooks_fd.c's hook asks
+ * tr_proc_syscall): kill, tkill, tgkill, rt_sigqueueinfo,
+ * rt_tgsigqueueinfo, setpriority, sched_setaffinity and prlimit64 are
+ * classed by their arguments as above; pidfd_send_signal by its signal;
+ * getpriority, sched_get*, pidfd_open, pidfd_getfd, kcmp, setns, unshare
+ * read; ptrace, process_vm_writev, process_madvise, process_mrelease,
+ * sched_setscheduler, sched_setparam, sched_setattr, ioprio_set, the
+ * System V IPC calls but the gets, mq_unlink, reboot, sethostname,
+ * setdomainname, settimeofday, clock_settime, adjtimex, clock_adjtime,
+ * swapon, swapoff, acct, init_module, finit_module, delete_module,
+ * kexec_load, kexec_file_load, syslog, ioperm, iopl, vhangup,
+ * migrate_pages and move_pages act, whatever their arguments.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -92,7 +103,9 @@
 #include <sys/klog.h>
 #include <sys/mman.h>
 #include <sys/msg.h>
+#if __GLIBC_PREREQ(2, 36)
 #include <sys/pidfd.h>
+#endif
 #include <sys/ptrace.h>
 #include <sys/quota.h>
 #include <sys/reboot.h>
@@ -100,6 +113,7 @@
 #include <sys/sem.h>
 #include <sys/shm.h>
 #include <sys/swap.h>
+#include <sys/syscall.h>
 #include <sys/syslog.h>
 #include <sys/time.h>
 #include <sys/timex.h>
@@ -120,18 +134,25 @@ void __vsyslog_chk(int pri, int flag, const char *fmt, va_list ap);
 
 enum { TR_OWN, TR_READS, TR_ACTS };
 
-/* Is pid this process, or one of its threads? */
+/*
+ * Is pid this process, or one of its threads?  Runs before the guard (the
+ * class decides whether there is bookkeeping at all): errno is kept, as
+ * a call that succeeds leaves errno alone (getpriority's callers test it).
+ */
 static int tr_proc_self(pid_t pid)
 {
 	char path[48] = "/proc/self/task/";
 	struct stat st;
+	int saved = errno, r;
 
 	if (pid == __atomic_load_n(&tr_pid, __ATOMIC_RELAXED))
 		return 1;
 	if (pid <= 0)
 		return 0;
 	tr_fmt_u64(path + strlen(path), (uint64_t)pid);
-	return tr_stat_at(AT_FDCWD, path, 0, &st) == 0;
+	r = tr_stat_at(AT_FDCWD, path, 0, &st) == 0;
+	errno = saved;
+	return r;
 }
 
 /* pid 0 names this process too (the sched_* and prlimit families) */
@@ -211,11 +232,14 @@ TR_PROC_FN(int, -1, killpg, (pid_t pg, int sig), (pg, sig), sig == 0 ? TR_READS 
 	   -(long)pg)
 TR_PROC_FN(int, -1, tgkill, (pid_t tgid, pid_t tid, int sig), (tgid, tid, sig),
 	   tr_signal_class(tgid, sig), tgid)
+/* glibc 2.36 exports (and declares) the pidfd calls, process_madvise, process_mrelease */
+#if __GLIBC_PREREQ(2, 36)
 TR_PROC_FN(int, -1, pidfd_send_signal, (int fd, int sig, siginfo_t *info, unsigned int flags),
 	   (fd, sig, info, flags), sig == 0 ? TR_READS : TR_ACTS, TR_NO_PID)
 TR_PROC_FN(int, -1, pidfd_open, (pid_t pid, unsigned int flags), (pid, flags),
 	   tr_proc_self(pid) ? TR_OWN : TR_READS, pid)
 TR_READS_FN(int, -1, pidfd_getfd, (int pidfd, int fd, unsigned int flags), (pidfd, fd, flags))
+#endif
 
 /* ---- scheduling and limits of other processes ---- */
 
@@ -257,9 +281,11 @@ TR_PROC_FN(ssize_t, -1, process_vm_writev, (pid_t pid, const struct iovec *l, un
 					     const struct iovec *r, unsigned long rn,
 					     unsigned long f),
 	   (pid, l, ln, r, rn, f), tr_proc_self(pid) ? TR_OWN : TR_ACTS, pid)
+#if __GLIBC_PREREQ(2, 36)
 TR_ACTS_FN(ssize_t, process_madvise, (int fd, const struct iovec *v, size_t n, int advice,
 				      unsigned int flags), (fd, v, n, advice, flags))
 TR_ACTS_FN(int, process_mrelease, (int fd, unsigned int flags), (fd, flags))
+#endif
 
 TR_REAL(ptrace);
 TR_HOOK long ptrace(enum __ptrace_request req, ...)
@@ -479,3 +505,59 @@ TR_READS_FN(int, -1, getutline_r, (const struct utmp *u, struct utmp *b, struct 
 TR_READS_FN(struct utmpx *, NULL, getutxent, (void), ())
 TR_READS_FN(struct utmpx *, NULL, getutxid, (const struct utmpx *u), (u))
 TR_READS_FN(struct utmpx *, NULL, getutxline, (const struct utmpx *u), (u))
+
+/* ---- raw system calls ---- */
+
+static int tr_sys_class(long nr, const long *a)
+{
+	switch (nr) {
+	case SYS_kill: case SYS_tkill: case SYS_rt_sigqueueinfo:
+		return tr_signal_class((pid_t)a[0], (int)a[1]);
+	case SYS_tgkill: case SYS_rt_tgsigqueueinfo:
+		return tr_signal_class((pid_t)a[0], (int)a[2]);
+#ifdef SYS_pidfd_send_signal
+	case SYS_pidfd_send_signal:
+		return a[1] == 0 ? TR_READS : TR_ACTS;
+	case SYS_pidfd_open:
+#endif
+#ifdef SYS_pidfd_getfd
+	case SYS_pidfd_getfd:
+#endif
+	case SYS_setpriority:
+		return tr_prio_own((int)a[0], (id_t)a[1]) ? TR_OWN : TR_ACTS;
+	case SYS_sched_setaffinity:
+		return tr_proc_self0((pid_t)a[0]) ? TR_OWN : TR_ACTS;
+	case SYS_prlimit64:
+		return TR_PRLIMIT_CLASS((pid_t)a[0], a[2]);
+	case SYS_getpriority: case SYS_sched_getscheduler: case SYS_sched_getparam:
+	case SYS_sched_rr_get_interval: case SYS_sched_getattr: case SYS_kcmp: case SYS_setns:
+	case SYS_unshare:
+		return TR_READS;
+#ifdef SYS_process_madvise
+	case SYS_process_madvise:
+#endif
+#ifdef SYS_process_mrelease
+	case SYS_process_mrelease:
+#endif
+	case SYS_ptrace: case SYS_process_vm_writev: case SYS_sched_setscheduler: case SYS_sched_setparam:
+	case SYS_sched_setattr: case SYS_ioprio_set: case SYS_msgctl: case SYS_semctl:
+	case SYS_shmctl: case SYS_msgsnd: case SYS_msgrcv: case SYS_semop:
+	case SYS_semtimedop: case SYS_shmat: case SYS_mq_unlink: case SYS_reboot:
+	case SYS_sethostname: case SYS_setdomainname: case SYS_settimeofday:
+	case SYS_clock_settime: case SYS_adjtimex: case SYS_clock_adjtime: case SYS_swapon:
+	case SYS_swapoff: case SYS_acct: case SYS_init_module: case SYS_finit_module:
+	case SYS_delete_module: case SYS_kexec_load: case SYS_kexec_file_load:
+	case SYS_syslog: case SYS_ioperm: case SYS_iopl: case SYS_vhangup:
+	case SYS_migrate_pages: case SYS_move_pages:
+		return TR_ACTS;
+	default:
+		return TR_OWN;
+	}
+}
+
+int tr_proc_syscall(long nr, const long *a)
+{
+	int class = tr_sys_class(nr, a);
+
+	return class != TR_OWN && tr_active() && tr_proc_say(class, "syscall", nr);
+}
