@@ -52,6 +52,11 @@
  *    of a socket path, mkstemp and tmpfile (WRITE, identity before);
  *  - values: uname, gethostname, the number of CPUs (VALUE), the
  *    real-time clock (CLOCK, once per process);
+ *  - acts on other processes and the system (IMPURE, hooks_proc.c):
+ *    signals to another process or a group, its priority, affinity,
+ *    scheduling or limits, ptrace, System V IPC changes, shared names
+ *    removed, the clock, host name, swap, modules, reboot, syslog, utmp;
+ *    ahead of need (";ahead" in ASYNCCOMPILE_TRACE) refused with EPERM;
  *  - locale, message catalogues and the time zone (hooks_locale.c).
  * Opaque
  *  - fexecve, execveat on a descriptor, clone, daemon, raw syscall() of
@@ -63,7 +68,9 @@
  *    posix_spawn file actions that open files or change directory,
  *    statfs/statvfs, sysinfo, inotify/fanotify, mount, chroot,
  *    name_to_handle_at, catopen, getdate, gethostid, getdomainname,
- *    tempnam, freopen of a stream's own file;
+ *    tempnam, freopen of a stream's own file; another process's or the
+ *    system's state (signal 0, getpriority, sched_get*, prlimit of
+ *    another pid, pidfd_open, utmp, IPC status), setns, unshare;
  *  - a hook entered from inside the tracer's own bookkeeping (a signal
  *    handler), and objects loaded by a fork child before it execs;
  *  - anything that cannot be named (a path relative to an unnamed
