@@ -57,7 +57,10 @@ same_signals() { # expected: both listeners got that many signals
 stat_of() { # key
 	sed -n "s/.* $1=\([0-9]*\).*/\1/p" as.out | tail -n1
 }
-cfg() { # cache: true or false
+config_mk() { # the Makefile: stdin below the load of c.yaml's config
+	{ printf 'ASYNC_COMPILE_CONFIG := c.yaml\nload @PLUGIN@\n'; cat; } | variant_mk Makefile
+}
+cfg() { # cache: true or false: c.yaml
 	for d in sh as; do
 		{ [ -n "${TEST_START_METHOD:-}" ] && echo "start_method: $TEST_START_METHOD"
 		  echo "cache: $1"; } >$d/c.yaml
@@ -74,6 +77,19 @@ since() { # dir: signals since fresh
 same_since() { # expected
 	expect_eq "$1" "$(since sh)" "signals from \$(shell)" &&
 	expect_eq "$1" "$(since as)" "signals from async-shell"
+}
+# A target process per directory (T in run_both), a child of the test's
+targets_start() {
+	for d in sh as; do
+		(cd $d && exec sleep $M </dev/null >/dev/null 2>&1) &
+		echo $! >$d/tpid
+	done
+}
+# ...killed and reaped
+targets_end() {
+	kill "$(cat sh/tpid)" "$(cat as/tpid)"
+	wait "$(cat sh/tpid)" "$(cat as/tpid)"
+	rm -f sh/tpid as/tpid
 }
 # A slow makefile read before the calls: speculation has started (and,
 # before the fix, finished) the recorded commands by the time they are
@@ -119,9 +135,7 @@ done
 # -- item 3: with the answer cache
 fresh
 cfg true
-variant_mk Makefile <<'EOF2'
-ASYNC_COMPILE_CONFIG := c.yaml
-load @PLUGIN@
+config_mk <<'EOF2'
 X := $(FN kill -s RTMIN+1 $(L) && echo sent)
 $(info X=$(X))
 all: ; @:
@@ -136,13 +150,8 @@ done
 # call sets the priority and says what it was, as \$(shell)'s does
 fresh
 cfg true
-for d in sh as; do
-	(cd $d && exec sleep $M </dev/null >/dev/null 2>&1) &
-	echo $! >$d/tpid
-done
-variant_mk Makefile <<'EOF2'
-ASYNC_COMPILE_CONFIG := c.yaml
-load @PLUGIN@
+targets_start
+config_mk <<'EOF2'
 A := $(FN renice -n 1 -p $(T) | sed 's/^[0-9]* //')
 B := $(FN renice -n 1 -p $(T) | sed 's/^[0-9]* //')
 $(info A=$(A))
@@ -159,21 +168,14 @@ run_both
 ok "renice, run 2 (cache, record): the same answers as \$(shell)" same_answers
 ok "renice: the priority both targets ended with" \
 	expect_eq "1 1" "$(echo $(ps -o ni= -p "$(cat sh/tpid)") $(ps -o ni= -p "$(cat as/tpid)"))"
-kill "$(cat sh/tpid)" "$(cat as/tpid)"
-wait "$(cat sh/tpid)" "$(cat as/tpid)"
-rm -f sh/tpid as/tpid
+targets_end
 
 # -- item 4: another process's state, cached and speculated: kill -0
 # answers "dead" once the process is gone
 fresh
 cfg true
-for d in sh as; do
-	(cd $d && exec sleep $M </dev/null >/dev/null 2>&1) &
-	echo $! >$d/tpid
-done
-variant_mk Makefile <<'EOF2'
-ASYNC_COMPILE_CONFIG := c.yaml
-load @PLUGIN@
+targets_start
+config_mk <<'EOF2'
 S := $(FN kill -0 $(T) 2>/dev/null && echo alive || echo dead)
 $(info S=$(S))
 all: ; @:
@@ -183,12 +185,10 @@ ok "kill -0 of a live process: alive" expect_grep '^S=alive$' as.out
 ok "the same answer as \$(shell)" same_answers
 run_both
 ok "and again (cache, record): the same answer as \$(shell)" same_answers
-kill "$(cat sh/tpid)" "$(cat as/tpid)"
-wait "$(cat sh/tpid)" "$(cat as/tpid)" # reaped: no zombie left for kill -0 to find
+targets_end # reaped: no zombie left for kill -0 to find
 run_both
 ok "kill -0 once the process has died: dead" expect_grep '^S=dead$' as.out
 ok "the same answer as \$(shell)" same_answers
-rm -f sh/tpid as/tpid
 none_left $M
 
 # -- item 3: ahead of need, an act is refused, not done.  A record that
@@ -198,9 +198,7 @@ none_left $M
 if command -v python3 >/dev/null; then
 	fresh
 	cfg false
-	variant_mk Makefile <<'EOF2'
-ASYNC_COMPILE_CONFIG := c.yaml
-load @PLUGIN@
+	config_mk <<'EOF2'
 X := $(FN kill -s RTMIN+1 $(L) && echo sent || echo refused)
 $(info X=$(X))
 $(info STATS $(async-stats))
