@@ -262,8 +262,7 @@ static void rs_read(struct rs_state *st, const struct tl_event *ev, int slot, co
 		e->id[slot] = *ev;
 	} else if (slot != RS_LISTED && ev->kind == TL_DIR && e->id[slot].kind == TL_DIR) {
 		/* a directory looked at, not listed: only what rs_holds checks */
-		if (e->id[slot].dev != ev->dev || e->id[slot].ino != ev->ino ||
-		    e->id[slot].mode != ev->mode)
+		if (e->id[slot].mode != ev->mode)
 			e->changed = 1;
 	} else if (!rs_same_id(&e->id[slot], ev)) {
 		e->changed = 1;

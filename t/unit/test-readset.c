@@ -170,6 +170,54 @@ static void test_pure(void)
 	buf_release(&why);
 }
 
+/*
+ * A directory passed through, not listed, is an input only by its
+ * existence, type and mode: dkms copies a module into a fresh build
+ * directory for every build, where the probes only make scratch files.
+ */
+static void test_dir_passed(void)
+{
+	struct buf log = BUF_INIT, rs = BUF_INIT, why = BUF_INIT;
+	int64_t t0;
+
+	mkdir(at("build"), 0755);
+	age("build");
+	t0 = later();
+	start(&log);
+	ev(&log, TL_READ, 0, ROOT, 0, at("build"));
+	ev(&log, TL_WRITE, 0, ROOT, 0, at("build/.tmp_1"));
+	finish(&log);
+	ok(verdict(&log, t0, &rs) == RS_PURE, "scratch made in a directory: pure");
+	/* made before the old one goes, so that its inode is another */
+	mkdir(at("build.new"), 0755);
+	rmdir(at("build"));
+	rename(at("build.new"), at("build"));
+	ok(readset_check(rs.data, rs.len, ENV, &why) == RS_PURE,
+	   "the directory made afresh (a new inode): still holds");
+	chmod(at("build"), 0700);
+	ok(readset_check(rs.data, rs.len, ENV, &why) != RS_PURE, "its mode changed: a miss");
+	rmdir(at("build"));
+	put("build", "a file now");
+	ok(readset_check(rs.data, rs.len, ENV, &why) != RS_PURE, "a file in its place: a miss");
+	unlink(at("build"));
+	ok(readset_check(rs.data, rs.len, ENV, &why) != RS_PURE, "gone: a miss");
+	mkdir(at("listed2"), 0755);
+	age("listed2");
+	start(&log);
+	ev(&log, TL_LIST, 0, ROOT, 0, at("listed2"));
+	finish(&log);
+	ok(verdict(&log, t0, &rs) == RS_PURE, "a listed directory: pure");
+	mkdir(at("listed2.new"), 0755);
+	age("listed2.new");
+	rmdir(at("listed2"));
+	rename(at("listed2.new"), at("listed2"));
+	ok(readset_check(rs.data, rs.len, ENV, &why) != RS_PURE,
+	   "a listed directory made afresh: a miss (its entries are an input)");
+	buf_release(&log);
+	buf_release(&rs);
+	buf_release(&why);
+}
+
 static void test_accounting(void)
 {
 	struct buf log = BUF_INIT, rs = BUF_INIT;
@@ -441,6 +489,7 @@ int main(void)
 	if (!mkdtemp(dir))
 		abort();
 	test_pure();
+	test_dir_passed();
 	test_accounting();
 	test_writes();
 	test_inputs();
