@@ -22,8 +22,11 @@ path = sys.argv[1]
 data = open(path, "rb").read()
 if data[:8] != b"ACRECORD":
     sys.exit(1)
+version = struct.unpack_from("=I", data, 8)[0]
 off = 8 + 4
 _, off = take_bytes(data, off)  # the run key
+if version >= 3:
+    _, off = take_bytes(data, off)  # the environment make was started with
 count = struct.unpack_from("=I", data, off)[0]
 off += 4
 out = bytearray(data[:off])
