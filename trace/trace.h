@@ -75,6 +75,7 @@ struct tr_env {
 	uint64_t out_dev, out_ino;       /* the job's stdout pipe (0: unknown) */
 	uint64_t err_dev, err_ino;       /* the job's stderr pipe (0: unknown) */
 	int pipes;                       /* the 7-field form was given */
+	int ahead;                       /* ";ahead": run ahead of need (hooks_proc.c) */
 	char self[PATH_MAX];             /* this library, as LD_PRELOAD named it */
 };
 extern struct tr_env tr_env;
@@ -165,6 +166,12 @@ void tr_opaque(const char *why, const char *what);
 /* the run acted outside itself (TL_IMPURE): never ahead of need, never reused */
 void tr_impure(const char *why, const char *what);
 void tr_opaque_at(const char *why, int dirfd, const char *path);
+/*
+ * A raw syscall(nr, a...) that reaches another process or the system
+ * (hooks_proc.c): writes its OPAQUE or IMPURE; 1 when the call must not
+ * be made (ahead of need).
+ */
+int tr_proc_syscall(long nr, const long *a);
 
 /*
  * After a lookup of (dirfd, path) that the program made: ok says whether

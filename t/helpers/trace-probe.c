@@ -15,16 +15,18 @@
  *   uname | time | nprocs | getenv VAR | system CMD | popen CMD |
  *   dup2-log | close-log | close-range | closefrom | dlopen P | setlocale |
  *   syscall-open P | tmpfile | getpwnam NAME | scandir P | glob PATTERN |
- *   gettext DOMAIN DIR MSGID (after setlocale(LC_ALL, "")) | exit N | _exit N |
- *   getloadavg | shm_unlink NAME | ustat (bound to its old version: libc keeps
- *   it for old programs only) | sem NAME (sem_open with O_CREAT, value 3: prints the value
- *   sem_getvalue reads, then sem_unlink)
+ *   gettext DOMAIN DIR MSGID (after setlocale(LC_ALL, "")) | kill PID SIG |
+ *   kill-self SIG | syscall-kill PID SIG | getpriority PID | setpriority PID PRIO |
+ *   exit N | _exit N | getloadavg | shm_unlink NAME | ustat (bound to its old
+ *   version: libc keeps it for old programs only) | sem NAME (sem_open with
+ *   O_CREAT, value 3: prints the value sem_getvalue reads, then sem_unlink)
  */
 #include <dirent.h>
 #include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <glob.h>
+#include <signal.h>
 #include <libintl.h>
 #include <limits.h>
 #include <pthread.h>
@@ -36,6 +38,7 @@
 #include <string.h>
 #include <locale.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/utsname.h>
@@ -399,6 +402,28 @@ int main(int argc, char **argv)
 				sem_close(s);
 				sem_unlink(a);
 			}
+		} else if (!strcmp(op, "kill")) {
+			NEED(2);
+			report(op, kill(atoi(a), atoi(b)) == 0);
+		} else if (!strcmp(op, "syscall-kill")) {
+			NEED(2);
+			report(op, syscall(SYS_kill, atoi(a), atoi(b)) == 0);
+		} else if (!strcmp(op, "kill-self")) {
+			NEED(1);
+			report(op, kill(getpid(), atoi(a)) == 0);
+		} else if (!strcmp(op, "getpriority")) {
+			int p;
+
+			NEED(1);
+			errno = 0;
+			p = getpriority(PRIO_PROCESS, (id_t)atoi(a));
+			if (errno)
+				report(op, 0);
+			else
+				printf("getpriority %d\n", p);
+		} else if (!strcmp(op, "setpriority")) {
+			NEED(2);
+			report(op, setpriority(PRIO_PROCESS, (id_t)atoi(a), atoi(b)) == 0);
 		} else if (!strcmp(op, "exit")) {
 			NEED(1);
 			fflush(stdout);
