@@ -1,0 +1,89 @@
+/* The token guard's start: see guard.h (its code is worker/guard.c). */
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#include "lib/buf.h"
+#include "plugin/guard.h"
+#include "plugin/log.h"
+#include "plugin/reexec.h"
+#include "plugin/spawn.h"
+
+/* how long a guard told to leave may take to end (it has nothing to do) */
+#define GUARD_LEAVE_MS 5000
+
+/* written on make's thread before the I/O thread exists, read there after */
+static char *guard_exe;
+/* the I/O thread's: the guard's stdin and stdout, and what it covers */
+static int guard_to = -1, guard_from = -1;
+static pid_t guard_pid;
+static dev_t guard_dev;
+static ino_t guard_ino;
+static int guard_warned;
+
+void guard_prepare(void)
+{
+	static int done;
+	struct buf err = BUF_INIT;
+
+	if (done++)
+		return;
+	guard_exe = spawn_find_worker(&err);
+	buf_release(&err); /* the pool says so, if it needs the executable */
+}
+
+/*
+ * The guard of another jobserver leaves.  No token is held then (slots.c
+ * changes jobservers only so), but the record is filled again as soon
+ * as we return: it must have ended first, or it would give those tokens
+ * to the jobserver it covered.
+ */
+static void guard_leave(void)
+{
+	struct pollfd p = { .fd = guard_from, .events = POLLIN };
+	int ended = 0;
+	char c;
+
+	reexec_guarded(0);
+	close(guard_to);
+	guard_to = -1;
+	/* its stdout ends when it does: it writes nothing */
+	while (!ended && poll(&p, 1, GUARD_LEAVE_MS) > 0)
+		ended = read(guard_from, &c, 1) <= 0;
+	if (!ended) {
+		/* stopped, or worse: it must not take tokens it does not cover */
+		kill(guard_pid, SIGKILL);
+		log_msg("warning: the jobserver token guard %ld did not end; killed it",
+			(long)guard_pid);
+	}
+	close(guard_from);
+	guard_from = -1;
+}
+
+void guard_cover(const struct jobserver *js)
+{
+	char pid[32];
+	char *argv[] = { guard_exe, "--guard", pid, NULL };
+	int fds[2] = { reexec_record_fd(), js_poll_fd(js) };
+
+	if (!guard_exe || fds[0] < 0 || fds[1] < 0)
+		return;
+	if (guard_to >= 0) {
+		if (guard_dev == js->dev && guard_ino == js->ino)
+			return;
+		guard_leave();
+	}
+	snprintf(pid, sizeof pid, "%ld", (long)getpid());
+	if (spawn_process(guard_exe, argv, fds, 2, &guard_to, &guard_from, &guard_pid) < 0) {
+		guard_to = guard_from = -1;
+		if (!guard_warned++)
+			log_msg("warning: cannot start the jobserver token guard %s "
+				"(a SIGKILL would lose the tokens held):", guard_exe);
+		return;
+	}
+	guard_dev = js->dev;
+	guard_ino = js->ino;
+	reexec_guarded(1);
+}
