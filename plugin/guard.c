@@ -18,6 +18,7 @@
 static char *guard_exe;
 /* the I/O thread's: the guard's stdin and stdout, and what it covers */
 static int guard_to = -1, guard_from = -1;
+/* also read on make's thread (guard_owns): atomic, 0 while none runs */
 static pid_t guard_pid;
 static dev_t guard_dev;
 static ino_t guard_ino;
@@ -58,6 +59,7 @@ static void guard_leave(void)
 		log_msg("warning: the jobserver token guard %ld did not end; killed it",
 			(long)guard_pid);
 	}
+	__atomic_store_n(&guard_pid, 0, __ATOMIC_SEQ_CST);
 	close(guard_from);
 	guard_from = -1;
 }
@@ -67,6 +69,7 @@ void guard_cover(const struct jobserver *js)
 	char pid[32];
 	char *argv[] = { guard_exe, "--guard", pid, NULL };
 	int fds[2] = { reexec_record_fd(), js_poll_fd(js) };
+	pid_t p;
 
 	if (!guard_exe || fds[0] < 0 || fds[1] < 0)
 		return;
@@ -76,14 +79,20 @@ void guard_cover(const struct jobserver *js)
 		guard_leave();
 	}
 	snprintf(pid, sizeof pid, "%ld", (long)getpid());
-	if (spawn_process(guard_exe, argv, fds, 2, &guard_to, &guard_from, &guard_pid) < 0) {
+	if (spawn_process(guard_exe, argv, fds, 2, &guard_to, &guard_from, &p) < 0) {
 		guard_to = guard_from = -1;
 		if (!guard_warned++)
 			log_msg("warning: cannot start the jobserver token guard %s "
 				"(a SIGKILL would lose the tokens held):", guard_exe);
 		return;
 	}
+	__atomic_store_n(&guard_pid, p, __ATOMIC_SEQ_CST);
 	guard_dev = js->dev;
 	guard_ino = js->ino;
 	reexec_guarded(1);
+}
+
+int guard_owns(pid_t pid)
+{
+	return pid > 0 && pid == __atomic_load_n(&guard_pid, __ATOMIC_SEQ_CST);
 }

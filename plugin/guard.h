@@ -25,13 +25,19 @@
  * that changed gets a new one, the old one leaves as on a re-exec).
  * Nothing without guard_prepare; a guard that cannot start is warned
  * about once, and the tokens are as unguarded as before.
+ * guard_owns: any thread: is pid the guard running now?  It is one of
+ * make's children that is not make's (engine_owns: it never ends while
+ * make runs, so "make runs a child" must not count it).
  */
 #ifndef ASYNC_GUARD_H
 #define ASYNC_GUARD_H
+
+#include <sys/types.h>
 
 #include "plugin/js.h"
 
 void guard_prepare(void);
 void guard_cover(const struct jobserver *js);
+int guard_owns(pid_t pid);
 
 #endif

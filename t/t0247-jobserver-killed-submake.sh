@@ -90,7 +90,7 @@ one_case() {
 	d=$1 style=$2 sig=$3; shift 3
 	what="$d, $style jobserver, SIG$sig"
 	cd "$d" || exit 1
-	rm -rf bar bar.timeout log count make.pid; mkdir bar
+	rm -rf bar bar.timeout log count make.pid gate; mkdir bar
 	mkfifo gate
 	exec 9<"$LK"
 	flock 9
