@@ -27,6 +27,7 @@
 #include <unistd.h>
 
 #include "plugin/fatal.h"
+#include "plugin/guard.h"
 #include "plugin/reexec.h"
 
 static const int fatal_sigs[] = { SIGHUP, SIGINT, SIGQUIT, SIGTERM, SIGXCPU, SIGXFSZ };
@@ -53,6 +54,8 @@ static void fatal_handler(int sig, siginfo_t *si, void *uc)
 		/* before the record is emptied: see reexec.c */
 		__atomic_store_n(&fatal_flag, 1, __ATOMIC_SEQ_CST);
 		reexec_give_back_held();
+		/* make's handler may wait for its children: the guard goes now */
+		guard_fatal();
 		fd = __atomic_load_n(&fatal_wake_fd, __ATOMIC_SEQ_CST);
 		if (fd >= 0)
 			(void)!write(fd, "", 1);

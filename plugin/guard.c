@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include "lib/buf.h"
+#include "plugin/fatal.h"
 #include "plugin/guard.h"
 #include "plugin/log.h"
 #include "plugin/reexec.h"
@@ -16,7 +17,11 @@
 
 /* written on make's thread before the I/O thread exists, read there after */
 static char *guard_exe;
-/* the I/O thread's: the guard's stdin and stdout, and what it covers */
+/*
+ * The I/O thread's: the guard's stdout, and what it covers; and its stdin,
+ * which fatal.c's handler may close too: taken by an atomic exchange, so
+ * it is closed once.
+ */
 static int guard_to = -1, guard_from = -1;
 /* also read on make's thread (guard_owns): atomic, 0 while none runs */
 static pid_t guard_pid;
@@ -48,8 +53,7 @@ static void guard_leave(void)
 	char c;
 
 	reexec_guarded(0);
-	close(guard_to);
-	guard_to = -1;
+	guard_fatal();
 	/* its stdout ends when it does: it writes nothing */
 	while (!ended && poll(&p, 1, GUARD_LEAVE_MS) > 0)
 		ended = read(guard_from, &c, 1) <= 0;
@@ -68,28 +72,41 @@ void guard_cover(const struct jobserver *js)
 {
 	char pid[32];
 	char *argv[] = { guard_exe, "--guard", pid, NULL };
-	int fds[2] = { reexec_record_fd(), js_poll_fd(js) };
+	int fds[2] = { reexec_record_fd(), js_poll_fd(js) }, to;
 	pid_t p;
 
-	if (!guard_exe || fds[0] < 0 || fds[1] < 0)
+	/* after a failed start, no other try (each token would pay for one) */
+	if (!guard_exe || guard_warned || fds[0] < 0 || fds[1] < 0)
 		return;
-	if (guard_to >= 0) {
+	if (guard_from >= 0) {
 		if (guard_dev == js->dev && guard_ino == js->ino)
 			return;
 		guard_leave();
 	}
 	snprintf(pid, sizeof pid, "%ld", (long)getpid());
-	if (spawn_process(guard_exe, argv, fds, 2, &guard_to, &guard_from, &p) < 0) {
-		guard_to = guard_from = -1;
+	if (spawn_process(guard_exe, argv, fds, 2, &to, &guard_from, &p) < 0) {
+		guard_from = -1;
 		if (!guard_warned++)
 			log_msg("warning: cannot start the jobserver token guard %s "
 				"(a SIGKILL would lose the tokens held):", guard_exe);
 		return;
 	}
 	__atomic_store_n(&guard_pid, p, __ATOMIC_SEQ_CST);
+	__atomic_store_n(&guard_to, to, __ATOMIC_SEQ_CST);
 	guard_dev = js->dev;
 	guard_ino = js->ino;
 	reexec_guarded(1);
+	/* the handler ran during the start: that guard goes too */
+	if (fatal_dying())
+		guard_fatal();
+}
+
+void guard_fatal(void)
+{
+	int fd = __atomic_exchange_n(&guard_to, -1, __ATOMIC_SEQ_CST);
+
+	if (fd >= 0)
+		close(fd);
 }
 
 int guard_owns(pid_t pid)

@@ -25,6 +25,12 @@
  * that changed gets a new one, the old one leaves as on a re-exec).
  * Nothing without guard_prepare; a guard that cannot start is warned
  * about once, and the tokens are as unguarded as before.
+ * guard_fatal: async-signal-safe, for fatal.c's handler once it gave the
+ * tokens back: the guard is told to go now (its stdin closed), not when
+ * make has died.  make's handler waits for its children with wait(2)
+ * and counts on ECHILD when the one it waits for was reaped already: a
+ * guard still waiting for make there would wait for ever, and make for
+ * it.
  * guard_owns: any thread: is pid the guard running now?  It is one of
  * make's children that is not make's (engine_owns: it never ends while
  * make runs, so "make runs a child" must not count it).
@@ -38,6 +44,7 @@
 
 void guard_prepare(void);
 void guard_cover(const struct jobserver *js);
+void guard_fatal(void);
 int guard_owns(pid_t pid);
 
 #endif

@@ -65,6 +65,14 @@ top_ok() { # status of the top-level make
 	return 1
 }
 
+# guarded: one of ./kids is the sub-make's token guard
+guarded() {
+	for p in $(cat kids); do
+		tr '\0' ' ' <"/proc/$p/cmdline" 2>/dev/null | grep -q -- "--guard $sub " && return 0
+	done
+	echo "no token guard among the sub-make's children:"; ps -o pid,args= -p "$(paste -sd, kids)"
+	return 1
+}
 # lockwaits N: exactly N of the commands run
 lockwaits() {
 	[ "$(pgrep -f "^$TEST_HELPERDIR/lockwait $LK\$" | wc -l)" -eq "$1" ]
@@ -102,6 +110,7 @@ one_case() {
 		sub=$(cat make.pid)
 		pgrep -P "$sub" >kids
 		ok "$what: the sub-make runs its commands" lockwaits "$n"
+		[ "$d" = as ] && ok "$what: a token guard watches the sub-make" guarded
 		kill -s "$sig" "$sub"
 		wait_until dead "$sub"
 		# $(shell)'s command outlives a sub-make killed alone (t0263)
@@ -121,19 +130,23 @@ one_case() {
 	cd ..
 }
 
-# The baseline, stock make: SIGKILL (the others run make's handler).
-v=$(make_version)
-for d in sh as; do
-	sigs=KILL; [ "$d" = as ] && sigs="INT TERM KILL"
-	if [ "$v" = 4.3 ]; then
-		record "$d" pipe
-		for sig in $sigs; do one_case "$d" pipe "$sig"; done
-	else
-		record "$d" fifo
-		for sig in $sigs; do one_case "$d" fifo "$sig"; done
-		record "$d" pipe --jobserver-style=pipe
-		for sig in $sigs; do one_case "$d" pipe "$sig" --jobserver-style=pipe; done
-	fi
+# Every signal through make's default jobserver (4.3's pipe, 4.4's fifo);
+# SIGKILL, which no handler sees, through 4.4's pipe too.  The baseline,
+# stock make, for SIGKILL (the others run make's handler).
+if [ "$(make_version)" = 4.3 ]; then
+	style=pipe
+else
+	style=fifo
+fi
+record sh "$style"
+one_case sh "$style" KILL
+record as "$style"
+for sig in INT TERM KILL; do
+	one_case as "$style" "$sig"
 done
+if [ "$style" = fifo ]; then
+	record as pipe --jobserver-style=pipe
+	one_case as pipe KILL --jobserver-style=pipe
+fi
 
 done_testing
