@@ -11,7 +11,8 @@
  * So a handler of ours runs in front of make's, on make's thread (every
  * other thread blocks these signals): it marks the plugin dying, gives
  * back every token the record of reexec.c holds (open, write and close
- * are async-signal-safe), wakes the I/O thread, which from then on takes
+ * are async-signal-safe), tells the token guard to go (guard.h: make's
+ * handler may wait for its children), wakes the I/O thread, which from then on takes
  * no token, starts no job, restarts no pool and ends the pool it has, and
  * then calls make's handler, which goes on as before.
  *
