@@ -371,12 +371,51 @@ static int rs_scratch(const struct rs_path *e, struct rs_path *const *written, s
 	return 0;
 }
 
+/*
+ * How coarse a timestamp may be, from the timestamp itself.  A file
+ * system keeps its timestamps to a granularity (ns on ext4 with large
+ * inodes, xfs, btrfs, tmpfs; 1 s on ext4 with 128-byte inodes, ext3,
+ * HFS+; 2 s for FAT's mtime; 10 ms on exFAT) and truncates every one to
+ * it, so a timestamp whose nanoseconds end in k decimal zeros may come
+ * from one with a granularity of 10^k ns, and one with no nanoseconds at
+ * all from one of whole seconds, or FAT's two.  On a fine file system
+ * the guess costs nothing: its timestamps rarely end in zeros (one in
+ * ten ends in one, one in 10^9 is whole), and a bigger window only
+ * matters for a file changed just before a command read it.
+ */
+static int64_t rs_ts_granularity(int64_t ns)
+{
+	int64_t g = 1;
+
+	if (ns % 1000000000 == 0)
+		return 2 * (int64_t)1000000000;
+	while (ns % (g * 10) == 0)
+		g *= 10;
+	return g;
+}
+
+/*
+ * A change after `start` could leave this identity as it is: its mtime
+ * or ctime lies within the racy window before the start.  A change
+ * gets a timestamp of the kernel's coarse clock (up to a tick behind
+ * CLOCK_REALTIME: RS_RACY_NS), truncated to the file system's
+ * granularity; two changes in one granule are the same to stat(2) (a
+ * same-size rewrite, a rename in a listed directory), so each window
+ * grows by its timestamp's granularity.  Each timestamp is judged by its
+ * own: every change moves ctime, so a ctime with nanoseconds shows a
+ * fine file system whatever mtime says (touch -d, tar, cp -p set a
+ * whole-second mtime on a file changed now).
+ */
+static int rs_racy_ts(int64_t ts, int64_t start_real_ns)
+{
+	return ts >= start_real_ns - RS_RACY_NS - rs_ts_granularity(ts);
+}
+
 static int rs_racy(const struct tl_event *id, int slot, int64_t start_real_ns)
 {
 	if (id->kind == TL_ABSENT || (id->kind == TL_DIR && slot != RS_LISTED))
 		return 0;
-	return id->mtime_ns >= start_real_ns - RS_RACY_NS ||
-	       id->ctime_ns >= start_real_ns - RS_RACY_NS;
+	return rs_racy_ts(id->mtime_ns, start_real_ns) || rs_racy_ts(id->ctime_ns, start_real_ns);
 }
 
 static void rs_put_entry(struct buf *out, uint8_t type, uint8_t flags, const struct tl_event *id,

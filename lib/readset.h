@@ -15,8 +15,9 @@
  *    the command is over: scratch files and directories), no input was
  *    read that has no identity (/proc, /sys, devices other than null,
  *    zero, full, random, urandom), no file it read was modified within
- *    RS_RACY_NS of the command's start or while it ran (its identity
- *    could not tell that change from the next), and no process read the
+ *    RS_RACY_NS of the command's start (plus its timestamps' granularity:
+ *    a whole-second timestamp means 2 s more) or while it ran (its
+ *    identity could not tell that change from the next), and no process read the
  *    real-time clock with the answer pipes as its output.  Only a pure
  *    answer is speculated, memoized or cached.
  *  - RS_IMPURE: it wrote something that outlived it, or acted on another
@@ -51,7 +52,11 @@
 
 #define RS_MAGIC 0xa5
 #define RS_MAX_ENTRIES 65536
-/* A file changed this close to the command's start is not trusted. */
+/*
+ * A file changed this close to the command's start is not trusted (the
+ * kernel stamps changes with a clock up to a tick behind); the window
+ * grows by the granularity its timestamps show (readset.c, rs_racy).
+ */
 #define RS_RACY_NS ((int64_t)20 * 1000 * 1000)
 
 enum rs_verdict {

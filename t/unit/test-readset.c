@@ -383,6 +383,71 @@ static void test_codec(void)
 	buf_release(&rs);
 }
 
+/* A READ (or LIST) with the identity given, of a path that need not exist. */
+static void ev_at(struct buf *log, int type, int kind, int64_t mtime_ns, int64_t ctime_ns,
+		  const char *path)
+{
+	struct tl_event e;
+	size_t n = strlen(path);
+
+	memset(&e, 0, sizeof e);
+	e.type = (uint8_t)type;
+	e.kind = (uint8_t)kind;
+	e.pid = ROOT;
+	e.mode = kind == TL_DIR ? S_IFDIR | 0755 : S_IFREG | 0644;
+	e.dev = 1;
+	e.ino = 2;
+	e.size = 1;
+	e.mtime_ns = mtime_ns;
+	e.ctime_ns = ctime_ns;
+	e.len = (uint32_t)(sizeof e + n);
+	buf_add(log, &e, sizeof e);
+	buf_add(log, path, n);
+}
+
+/* The verdict of a command that read one file with these timestamps. */
+static int read_one(int type, int kind, int64_t mtime_ns, int64_t ctime_ns, int64_t start_ns)
+{
+	struct buf log = BUF_INIT, rs = BUF_INIT;
+	int v;
+
+	ev(&log, TL_HELLO, 0, ROOT, 1, "/bin/sh");
+	ev_at(&log, type, kind, mtime_ns, ctime_ns, "/nowhere/f");
+	ev(&log, TL_BYE, 0, ROOT, 0, "");
+	readset_build(log.data, log.len, ROOT, start_ns, ENV, &rs);
+	v = readset_verdict(rs.data, rs.len);
+	buf_release(&log);
+	buf_release(&rs);
+	return v;
+}
+
+/* The racy window follows the granularity the timestamps show. */
+static void test_granularity(void)
+{
+	const int64_t s = 1000000000, t0 = 1700000000 * s + s / 2; /* x.5 s */
+
+	ok(read_one(TL_READ, TL_FILE, 1700000000 * s, 1700000000 * s, t0) == RS_OPAQUE,
+	   "whole seconds, the second of the start: opaque");
+	ok(read_one(TL_READ, TL_FILE, 1699999999 * s, 1699999999 * s, t0) == RS_OPAQUE,
+	   "whole seconds, the second before (FAT keeps two): opaque");
+	ok(read_one(TL_READ, TL_FILE, 1699999990 * s, 1699999990 * s, t0) == RS_PURE,
+	   "whole seconds, ten seconds before: pure");
+	ok(read_one(TL_READ, TL_FILE, 1700000000 * s + 123456789, 1700000000 * s + 123456789, t0) ==
+	   RS_PURE, "nanoseconds, 0.38 s before: pure");
+	ok(read_one(TL_READ, TL_FILE, 1600000000 * s, 1700000000 * s + 123456789, t0) == RS_PURE,
+	   "a whole-second mtime long ago, a fine ctime 0.38 s before (tar, touch -d): pure");
+	ok(read_one(TL_READ, TL_FILE, 1700000000 * s, 1600000000 * s + 1, t0) == RS_OPAQUE,
+	   "a whole-second mtime in the second of the start: opaque");
+	ok(read_one(TL_READ, TL_FILE, 1600000000 * s + 1, 1700000000 * s + 470000000, t0) ==
+	   RS_OPAQUE, "10 ms timestamps (exFAT), 30 ms before: opaque");
+	ok(read_one(TL_READ, TL_FILE, 1600000000 * s + 1, 1700000000 * s + 470000001, t0) ==
+	   RS_PURE, "nanoseconds, 30 ms before: pure");
+	ok(read_one(TL_LIST, TL_DIR, 1700000000 * s, 1700000000 * s, t0) == RS_OPAQUE,
+	   "a directory listed, whole seconds, the second of the start: opaque");
+	ok(read_one(TL_READ, TL_DIR, 1700000000 * s, 1700000000 * s, t0) == RS_PURE,
+	   "a directory looked at, not listed: its timestamps do not matter");
+}
+
 int main(void)
 {
 	char cmd[600];
@@ -395,6 +460,7 @@ int main(void)
 	test_inputs();
 	test_proc_fs_unreadable();
 	test_codec();
+	test_granularity();
 	snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
 	if (system(cmd))
 		abort();

@@ -1,0 +1,170 @@
+#!/bin/sh
+# Identities that can tell a change (issue 29, item 6): an answer is
+# reused only while every file it read keeps the identity it had, so a
+# change the identity cannot show must keep it from being reused.  Each
+# case runs the same makefiles with $(shell) (directory sh) and with
+# $(async-shell) (directory as, through the memo, speculation or the
+# cache) and compares, as t0262 does.
+#  - a file system with whole-second timestamps (ext4 made with -I 128,
+#    loop-mounted: root only): a same-size rewrite, or a rename in a
+#    listed directory, in the same second as the read;
+#  - a file's access time (stat -c %X) that a read in between moved;
+#  - a store through another process's shared writable mapping, which
+#    leaves size, mtime and ctime as they were.
+. "$(dirname "$0")/lib.sh"
+
+variant_mk() { # file: stdin with FN replaced, into both directories
+	tl_text=$(cat)
+	printf '%s\n' "$tl_text" | sed 's/FN/shell/g' | write_mk "$sh/$1"
+	printf '%s\n' "$tl_text" | sed 's/FN/async-shell/g' | write_mk "$as/$1"
+}
+same_answers() {
+	expect_eq "$(cat "$sh/.status")" "$(cat "$as/.status")" "make's status (\$(shell) vs async-shell)" &&
+	expect_eq "$(grep -v '^make' "$sh/out")" "$(grep -v '^make' "$as/out")" \
+		"output (\$(shell) vs async-shell)"
+}
+make_here() { # args: run_make in the current directory, status kept in .status
+	run_make "$@"
+	echo "$make_status" >.status
+}
+cfg() { # YAML lines: the config both directories' makes use
+	for d in "$sh" "$as"; do
+		{
+			[ -n "${TEST_START_METHOD:-}" ] && echo "start_method: $TEST_START_METHOD"
+			for l; do echo "$l"; done
+		} >"$d/c.yaml"
+	done
+}
+
+# ---- whole-second timestamps ----
+
+mnt=$TRASH/mnt
+mount_why=
+if [ "$(id -u)" != 0 ]; then
+	mount_why="needs root to loop-mount an ext4 with 1-second timestamps"
+elif ! command -v mkfs.ext4 >/dev/null 2>&1; then
+	mount_why="no mkfs.ext4"
+elif ! { truncate -s 16M "$TRASH/img" && mkfs.ext4 -q -F -I 128 "$TRASH/img" >/dev/null 2>&1 &&
+	 mkdir "$mnt" && mount -o loop "$TRASH/img" "$mnt"; } 2>/dev/null; then
+	mount_why="cannot loop-mount an ext4 made with -I 128 here"
+fi
+if [ -z "$mount_why" ]; then
+	trap 'umount "$mnt" 2>/dev/null || umount -l "$mnt"; test_cleanup' EXIT
+	sh=$mnt/sh as=$mnt/as
+	mkdir "$sh" "$as"
+	touch "$mnt/probe"
+	case $(stat -c %y "$mnt/probe") in
+	*.000000000*) ;;
+	*) mount_why="an ext4 made with -I 128 keeps sub-second timestamps here" ;;
+	esac
+fi
+
+# in_one_second CASE PATH: run the function CASE in as/, then in sh/.
+# CASE changes PATH, marks (stat -c %Z PATH >.t0) and goes on to make and
+# change it again; a try counts only if PATH's ctime is still that
+# second at the end, so every change in it fell into one second of the
+# file system (the case then tests what it means to).  Up to 10 tries;
+# $in_one says whether one counted.
+in_one_second() {
+	in_one=
+	for try in 1 2 3 4 5 6 7 8 9 10; do
+		rm -rf "$XDG_CACHE_HOME/asynccompile"
+		(cd "$as" && $1)
+		if [ "$(cat "$as/.t0")" = "$(stat -c %Z "$as/$2")" ]; then
+			in_one=1
+			break
+		fi
+	done
+	rm -rf "$XDG_CACHE_HOME/asynccompile"
+	(cd "$sh" && $1)
+}
+# ok_one_second DESCRIPTION CASE PATH
+ok_one_second() {
+	if [ -n "$mount_why" ]; then
+		skip "$1: $mount_why"
+		return
+	fi
+	in_one_second "$2" "$3"
+	if [ -z "$in_one" ]; then
+		skip "$1: ten tries each crossed a second (machine too slow)"
+		return
+	fi
+	ok "$1" same_answers
+}
+
+if [ -z "$mount_why" ]; then
+	cfg
+	variant_mk Makefile <<'EOF2'
+ASYNC_COMPILE_CONFIG := c.yaml
+load @PLUGIN@
+X := $(FN cat f)
+$(shell printf B >f)
+Y := $(FN cat f)
+$(info X=$(X) Y=$(Y))
+all: ; @:
+EOF2
+fi
+memo_rewrite() {
+	printf A >f && stat -c %Z f >.t0 && make_here
+}
+ok_one_second "1-second fs, memo: a same-size rewrite in the second of the read" \
+	memo_rewrite f
+
+if [ -z "$mount_why" ]; then
+	variant_mk Makefile <<'EOF2'
+ASYNC_COMPILE_CONFIG := c.yaml
+load @PLUGIN@
+X := $(FN ls d)
+$(shell mv d/a d/b)
+Y := $(FN ls d)
+$(info X=$(X) Y=$(Y))
+all: ; @:
+EOF2
+fi
+memo_rename() {
+	rm -rf d && mkdir d && touch d/a && stat -c %Z d >.t0 && make_here
+}
+ok_one_second "1-second fs, memo: a rename in a listed directory in the second of the listing" \
+	memo_rename d
+
+# speculation: a first make rewrites f and reads it; the next make
+# speculates the read at load, rewrites f (same size) and asks, all in
+# one second (the sleep lets the speculated read come first, as in
+# t0262; the answers do not depend on it)
+if [ -z "$mount_why" ]; then
+	variant_mk Makefile <<'EOF2'
+ASYNC_COMPILE_CONFIG := c.yaml
+load @PLUGIN@
+$(shell sleep 0.2; cat next >f)
+X := $(FN cat f)
+$(info X=$(X))
+all: ; @:
+EOF2
+fi
+spec_rewrite() {
+	printf A >f && printf A >next && stat -c %Z f >.t0 && make_here &&
+	printf B >next && make_here
+}
+cfg
+ok_one_second "1-second fs, speculation: a same-size rewrite after the speculated read" \
+	spec_rewrite f
+
+# the cache: a first make reads f, f is rewritten (same size), a second
+# make asks again, all in one second
+if [ -z "$mount_why" ]; then
+	variant_mk Makefile <<'EOF2'
+ASYNC_COMPILE_CONFIG := c.yaml
+load @PLUGIN@
+X := $(FN cat f)
+$(info X=$(X))
+all: ; @:
+EOF2
+fi
+cache_rewrite() {
+	printf A >f && stat -c %Z f >.t0 && make_here && printf B >f && make_here
+}
+cfg "cache: true" "speculate: false"
+ok_one_second "1-second fs, the cache: a same-size rewrite between two makes" \
+	cache_rewrite f
+
+done_testing
