@@ -441,6 +441,7 @@ static void rs_encode(struct rs_state *st, int64_t start_real_ns, uint64_t env, 
 	struct rs_path **written = calloc(st->npaths + 1, sizeof *written);
 	size_t nw = 0;
 	uint32_t count = 0;
+	int safe = readset_lease_safe();
 
 	if (!written)
 		abort();
@@ -473,6 +474,12 @@ static void rs_encode(struct rs_state *st, int64_t start_real_ns, uint64_t env, 
 				continue;
 			if (rs_racy(&e->id[s], s, start_real_ns)) {
 				rs_set(st, RS_OPAQUE, "an input changed as it ran:", e->path, e->len);
+				break;
+			}
+			if (e->id[s].kind == TL_FILE &&
+			    readset_writers(safe, e->path, s == RS_NOFOLLOW,
+					    (int64_t)e->id[s].dev, (int64_t)e->id[s].ino)) {
+				rs_set(st, RS_OPAQUE, "an input is open for writing:", e->path, e->len);
 				break;
 			}
 			rs_put_entry(&ents, type[s], flags[s], &e->id[s], e->path);

@@ -17,7 +17,10 @@
  *    zero, full, random, urandom), no file it read was modified within
  *    RS_RACY_NS of the command's start (plus its timestamps' granularity:
  *    a whole-second timestamp means 2 s more) or while it ran (its
- *    identity could not tell that change from the next), and no process read the
+ *    identity could not tell that change from the next), no file it read
+ *    is open for writing by some process as the read set is built (a
+ *    store through a shared writable mapping changes a file unseen:
+ *    readset_impl.h, readset_writers), and no process read the
  *    real-time clock with the answer pipes as its output.  Only a pure
  *    answer is speculated, memoized or cached.
  *  - RS_IMPURE: it wrote something that outlived it, or acted on another
@@ -85,7 +88,8 @@ int readset_verdict(const void *p, size_t n);
  * Check an encoded read set against the file system now, and against
  * `env`, the digest of the environment the command would get now.
  * Returns RS_PURE when it is pure, the environment is the same and
- * every entry still holds; otherwise the
+ * every entry still holds (and no file of it is open for writing);
+ * otherwise the
  * verdict that stops reuse, with a one-line reason appended to err (the
  * first entry that changed, or the stored reason).  A malformed encoding
  * is RS_OPAQUE.

@@ -8,6 +8,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/utsname.h>
@@ -117,8 +118,54 @@ void readset_value_now(const char *name, size_t n, struct buf *v)
 	}
 }
 
-/* 1 if e still holds. */
-static int rs_holds(const struct rs_entry *e)
+/*
+ * The probe is a read lease (fcntl(2) F_SETLEASE F_RDLCK), which the
+ * kernel refuses with EAGAIN while any process has the file open for
+ * writing, a mapping's file included, and which is dropped by close()
+ * at once.  It needs the file to be ours or CAP_LEASE: elsewhere (root's
+ * /usr/include for a user) it cannot tell, and those files only another
+ * user's processes can write.  Scanning /proc/<pid>/maps instead costs
+ * 4 ms of CPU per look with 130 processes, 18 ms with 430 (2 and 8 ms
+ * with the PROCMAP_QUERY ioctl of Linux 6.11), where a lease costs 11 us
+ * of CPU per regular file more than the stat beside it (open, fstat,
+ * two fcntl, close: a gcc probe reads a few dozen).  A lease broken while held signals its owner,
+ * this process (make, a worker): the break signal is set to SIGURG,
+ * whose default is to be ignored, and nothing is probed where SIGURG
+ * has a handler.  A writer that opens the file with O_NONBLOCK in the
+ * microseconds the lease is held gets EWOULDBLOCK.
+ */
+int readset_lease_safe(void)
+{
+	struct sigaction sa;
+
+	return sigaction(SIGURG, NULL, &sa) == 0 && !(sa.sa_flags & SA_SIGINFO) &&
+	       (sa.sa_handler == SIG_DFL || sa.sa_handler == SIG_IGN);
+}
+
+int readset_writers(int safe, const char *path, int nofollow, int64_t dev, int64_t ino)
+{
+	int saved = errno, busy = 0, fd;
+	struct stat sb;
+
+	if (!safe)
+		return 0;
+	/* O_NONBLOCK: the path may be a fifo by now, whose open would wait */
+	fd = open(path, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC | (nofollow ? O_NOFOLLOW : 0));
+	if (fd < 0) {
+		errno = saved;
+		return 0;
+	}
+	if (fstat(fd, &sb) == 0 && S_ISREG(sb.st_mode) && (int64_t)sb.st_dev == dev &&
+	    (int64_t)sb.st_ino == ino && fcntl(fd, F_SETSIG, SIGURG) == 0 &&
+	    fcntl(fd, F_SETLEASE, F_RDLCK) < 0 && errno == EAGAIN)
+		busy = 1;
+	close(fd);
+	errno = saved;
+	return busy;
+}
+
+/* 1 if e still holds; 0 if it changed; -1 if it is open for writing. */
+static int rs_holds(const struct rs_entry *e, int safe)
 {
 	char path[TL_MAX_EVENT];
 	struct stat sb;
@@ -145,9 +192,13 @@ static int rs_holds(const struct rs_entry *e)
 		return 0;
 	if (e->kind == TL_DIR && e->type != TL_LIST)
 		return 1;
-	return e->size == (int64_t)sb.st_size &&
-	       e->mtime_ns == (int64_t)sb.st_mtim.tv_sec * 1000000000 + sb.st_mtim.tv_nsec &&
-	       e->ctime_ns == (int64_t)sb.st_ctim.tv_sec * 1000000000 + sb.st_ctim.tv_nsec;
+	if (e->size != (int64_t)sb.st_size ||
+	    e->mtime_ns != (int64_t)sb.st_mtim.tv_sec * 1000000000 + sb.st_mtim.tv_nsec ||
+	    e->ctime_ns != (int64_t)sb.st_ctim.tv_sec * 1000000000 + sb.st_ctim.tv_nsec)
+		return 0;
+	if (e->kind == TL_FILE && readset_writers(safe, path, e->flags & TL_NOFOLLOW, e->dev, e->ino))
+		return -1;
+	return 1;
 }
 
 int readset_verdict(const void *p, size_t n)
@@ -163,7 +214,7 @@ int readset_check(const void *p, size_t n, uint64_t env, struct buf *err)
 	const char *reason;
 	size_t rlen;
 	uint32_t count;
-	int verdict;
+	int verdict, safe;
 	uint64_t was;
 	struct rs_entry e;
 
@@ -180,13 +231,18 @@ int readset_check(const void *p, size_t n, uint64_t env, struct buf *err)
 		err_fail(err, "another environment");
 		return RS_OPAQUE;
 	}
+	safe = readset_lease_safe();
 	for (uint32_t i = 0; i < count; i++) {
+		int holds;
+
 		if (rs_get_entry(&r, &e) < 0) {
 			err_fail(err, "a malformed read set entry");
 			return RS_OPAQUE;
 		}
-		if (!rs_holds(&e)) {
-			err_fail(err, "%s changed: %.*s", e.type == TL_VALUE ? "an input" : "a path",
+		holds = rs_holds(&e, safe);
+		if (holds <= 0) {
+			err_fail(err, "%s: %.*s", holds < 0 ? "a file open for writing" :
+				 e.type == TL_VALUE ? "an input changed" : "a path changed",
 				 (int)(e.plen > 200 ? 200 : e.plen), e.path);
 			return RS_OPAQUE;
 		}

@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/utsname.h>
@@ -448,6 +449,35 @@ static void test_granularity(void)
 	   "a directory looked at, not listed: its timestamps do not matter");
 }
 
+/* A file some process maps shared and writable is no input to trust. */
+static void test_shared_writable(void)
+{
+	struct buf log = BUF_INIT, rs = BUF_INIT;
+	char *m;
+	int fd;
+
+	put("mapped.txt", "A");
+	age("mapped.txt");
+	start(&log);
+	ev(&log, TL_READ, 0, ROOT, 0, at("mapped.txt"));
+	finish(&log);
+	ok(verdict(&log, later(), &rs) == RS_PURE, "a file nobody writes: pure");
+	fd = open(at("mapped.txt"), O_RDWR);
+	m = fd < 0 ? MAP_FAILED : mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	if (fd >= 0)
+		close(fd);
+	if (m == MAP_FAILED)
+		abort();
+	ok(readset_check(rs.data, rs.len, ENV, NULL) == RS_OPAQUE,
+	   "mapped shared and writable since the build (descriptor closed): not reused");
+	ok(verdict(&log, later(), &rs) == RS_OPAQUE,
+	   "mapped shared and writable when the read set is built: opaque");
+	munmap(m, 4096);
+	ok(verdict(&log, later(), &rs) == RS_PURE, "unmapped again: pure");
+	buf_release(&log);
+	buf_release(&rs);
+}
+
 int main(void)
 {
 	char cmd[600];
@@ -461,6 +491,7 @@ int main(void)
 	test_proc_fs_unreadable();
 	test_codec();
 	test_granularity();
+	test_shared_writable();
 	snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
 	if (system(cmd))
 		abort();
