@@ -186,6 +186,24 @@ static int rs_same_id(const struct tl_event *a, const struct tl_event *b)
 	       a->ctime_ns == b->ctime_ns;
 }
 
+/*
+ * The access time, an input only where a stat-family call handed it to
+ * the program (TL_ATIME): kept from the first such event of the slot;
+ * another one that saw a different atime is a change while it ran.
+ * 0 when the two disagree.
+ */
+static int rs_same_atime(struct tl_event *kept, const struct tl_event *ev)
+{
+	if (!(ev->flags & TL_ATIME))
+		return 1;
+	if (!(kept->flags & TL_ATIME)) {
+		kept->flags |= TL_ATIME;
+		kept->atime_ns = ev->atime_ns;
+		return 1;
+	}
+	return kept->atime_ns == ev->atime_ns;
+}
+
 static void rs_read(struct rs_state *st, const struct tl_event *ev, int slot, const char *p,
 		    size_t n)
 {
@@ -218,9 +236,9 @@ static void rs_read(struct rs_state *st, const struct tl_event *ev, int slot, co
 	} else if (slot != RS_LISTED && ev->kind == TL_DIR && e->id[slot].kind == TL_DIR) {
 		/* a directory looked at, not listed: only what rs_holds checks */
 		if (e->id[slot].dev != ev->dev || e->id[slot].ino != ev->ino ||
-		    e->id[slot].mode != ev->mode)
+		    e->id[slot].mode != ev->mode || !rs_same_atime(&e->id[slot], ev))
 			e->changed = 1;
-	} else if (!rs_same_id(&e->id[slot], ev)) {
+	} else if (!rs_same_id(&e->id[slot], ev) || !rs_same_atime(&e->id[slot], ev)) {
 		e->changed = 1;
 	}
 }
@@ -263,7 +281,8 @@ static void rs_value(struct rs_state *st, const char *p, size_t n)
 /* A path event names an absolute path, a value a name=value, no NUL. */
 static int rs_well_formed(const struct tl_event *ev, const char *p, size_t n)
 {
-	if (ev->kind > TL_OTHER || (ev->flags & ~(TL_NOFOLLOW | TL_TO_ANSWER)) || memchr(p, 0, n))
+	if (ev->kind > TL_OTHER || (ev->flags & ~(TL_NOFOLLOW | TL_TO_ANSWER | TL_ATIME)) ||
+	    memchr(p, 0, n))
 		return 0;
 	switch (ev->type) {
 	case TL_HELLO: case TL_EXEC: case TL_SPAWN: case TL_READ: case TL_LIST: case TL_WRITE:
@@ -430,6 +449,7 @@ static void rs_put_entry(struct buf *out, uint8_t type, uint8_t flags, const str
 	wire_put_i64(out, id->size);
 	wire_put_i64(out, id->mtime_ns);
 	wire_put_i64(out, id->ctime_ns);
+	wire_put_i64(out, (flags & TL_ATIME) ? id->atime_ns : 0);
 	wire_put_str(out, path);
 }
 
@@ -482,7 +502,8 @@ static void rs_encode(struct rs_state *st, int64_t start_real_ns, uint64_t env, 
 				rs_set(st, RS_OPAQUE, "an input is open for writing:", e->path, e->len);
 				break;
 			}
-			rs_put_entry(&ents, type[s], flags[s], &e->id[s], e->path);
+			rs_put_entry(&ents, type[s], flags[s] | (e->id[s].flags & TL_ATIME),
+				     &e->id[s], e->path);
 			count++;
 		}
 	}

@@ -39,9 +39,10 @@
  *   i64  the environment's digest (launch_env_digest())
  *   str  reason (why it is not pure; "" when pure)
  *   u32  count (<= RS_MAX_ENTRIES)
- *   count x { u8 type (TL_READ, TL_LIST, TL_VALUE), u8 kind, u8 flags,
- *             u32 mode, i64 dev, i64 ino, i64 size, i64 mtime_ns,
- *             i64 ctime_ns, str path }
+ *   count x { u8 type (TL_READ, TL_LIST, TL_VALUE), u8 kind,
+ *             u8 flags (TL_NOFOLLOW, TL_ATIME), u32 mode, i64 dev, i64 ino,
+ *             i64 size, i64 mtime_ns, i64 ctime_ns,
+ *             i64 atime_ns (0 without TL_ATIME), str path }
  * Any thread may call these; nothing here keeps state between calls.
  */
 #ifndef ASYNC_READSET_H
@@ -53,7 +54,8 @@
 
 #include "lib/buf.h"
 
-#define RS_MAGIC 0xa5
+/* 0xa5: before atime_ns; refused, so its answers are run again */
+#define RS_MAGIC 0xa6
 #define RS_MAX_ENTRIES 65536
 /*
  * A file changed this close to the command's start is not trusted (the

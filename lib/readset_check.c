@@ -22,7 +22,7 @@
 struct rs_entry {
 	uint8_t type, kind, flags;
 	uint32_t mode;
-	int64_t dev, ino, size, mtime_ns, ctime_ns;
+	int64_t dev, ino, size, mtime_ns, ctime_ns, atime_ns;
 	const char *path; /* into the encoding; not NUL-terminated */
 	size_t plen;
 };
@@ -53,9 +53,11 @@ static int rs_get_entry(struct wire_reader *r, struct rs_entry *e)
 	e->size = wire_get_i64(r);
 	e->mtime_ns = wire_get_i64(r);
 	e->ctime_ns = wire_get_i64(r);
+	e->atime_ns = wire_get_i64(r);
 	e->path = wire_get_bytes(r, &e->plen);
 	if (r->failed || !e->path || !e->plen || memchr(e->path, 0, e->plen) ||
-	    e->plen >= TL_MAX_EVENT || e->kind > TL_OTHER || (e->flags & ~TL_NOFOLLOW))
+	    e->plen >= TL_MAX_EVENT || e->kind > TL_OTHER ||
+	    (e->flags & ~(TL_NOFOLLOW | TL_ATIME)))
 		return -1;
 	if (e->type == TL_VALUE)
 		return 0;
@@ -189,6 +191,10 @@ static int rs_holds(const struct rs_entry *e, int safe)
 		return e->kind == TL_ABSENT && (errno == ENOENT || errno == ENOTDIR);
 	if (e->kind != rs_kind(sb.st_mode) || e->mode != sb.st_mode ||
 	    e->dev != (int64_t)sb.st_dev || e->ino != (int64_t)sb.st_ino)
+		return 0;
+	/* the program saw the access time (a stat call): a read since moved it */
+	if ((e->flags & TL_ATIME) &&
+	    e->atime_ns != (int64_t)sb.st_atim.tv_sec * 1000000000 + sb.st_atim.tv_nsec)
 		return 0;
 	if (e->kind == TL_DIR && e->type != TL_LIST)
 		return 1;

@@ -8,9 +8,9 @@
 #  - a file system with whole-second timestamps (ext4 made with -I 128,
 #    loop-mounted: root only): a same-size rewrite, or a rename in a
 #    listed directory, in the same second as the read;
-#  - a file's access time (stat -c %X) that a read in between moved;
 #  - a store through another process's shared writable mapping, which
-#    leaves size, mtime and ctime as they were.
+#    leaves size, mtime and ctime as they were;
+#  - a file's access time (stat -c %X) that a read in between moved.
 . "$(dirname "$0")/lib.sh"
 
 variant_mk() { # file: stdin with FN replaced, into both directories
@@ -245,5 +245,65 @@ else
 		skip "shared writable mapping, $c: no $MAPSTORE (make test-build)"
 	done
 fi
+
+# ---- the access time: stat -c %X with a read in between ----
+
+# an atime older than the mtime: the next read moves it (relatime)
+old_atime() {
+	printf A >f && touch -m -d @1500000000 f && touch -a -d @1000000000 f && settle
+}
+sh=$TRASH/ash as=$TRASH/aas
+mkdir "$sh" "$as"
+atime_why=
+(cd "$as" && old_atime && cat f >/dev/null && [ "$(stat -c %X f)" != 1000000000 ]) ||
+	atime_why="a read does not move the access time here (noatime)"
+run_atime() { # CASE: in as/, then sh/
+	rm -rf "$XDG_CACHE_HOME/asynccompile"
+	(cd "$as" && $1)
+	rm -rf "$XDG_CACHE_HOME/asynccompile"
+	(cd "$sh" && $1)
+}
+ok_atime() { # DESCRIPTION CASE
+	if [ -n "$atime_why" ]; then
+		skip "$1: $atime_why"
+		return
+	fi
+	run_atime "$2"
+	ok "$1" same_answers
+}
+cfg
+variant_mk Makefile <<'EOF2'
+ASYNC_COMPILE_CONFIG := c.yaml
+load @PLUGIN@
+X := $(FN stat -c %X f)
+$(shell cat f >/dev/null)
+Y := $(FN stat -c %X f)
+$(info X=$(X) moved=$(if $(filter $(X),$(Y)),no,yes))
+all: ; @:
+EOF2
+memo_atime() { old_atime && make_here; }
+ok_atime "access time, memo: a read between two stat -c %X" memo_atime
+
+variant_mk Makefile <<'EOF2'
+ASYNC_COMPILE_CONFIG := c.yaml
+load @PLUGIN@
+$(shell if [ -e slow ]; then sleep 0.2; cat f >/dev/null; fi)
+X := $(FN stat -c %X f)
+$(info moved=$(if $(filter 1000000000,$(X)),no,yes))
+all: ; @:
+EOF2
+spec_atime() { rm -f slow && old_atime && make_here && touch slow && make_here; }
+ok_atime "access time, speculation: a read after the speculated stat -c %X" spec_atime
+
+variant_mk Makefile <<'EOF2'
+ASYNC_COMPILE_CONFIG := c.yaml
+load @PLUGIN@
+X := $(FN stat -c %X f)
+$(info moved=$(if $(filter 1000000000,$(X)),no,yes))
+all: ; @:
+EOF2
+cfg "cache: true" "speculate: false"
+cache_atime() { old_atime && make_here && cat f >/dev/null && make_here; }
+ok_atime "access time, the cache: a read between two makes" cache_atime
 
 done_testing

@@ -65,6 +65,8 @@ static void ev(struct buf *log, int type, int flags, int pid, int aux, const cha
 		e.size = sb.st_size;
 		e.mtime_ns = (int64_t)sb.st_mtim.tv_sec * 1000000000 + sb.st_mtim.tv_nsec;
 		e.ctime_ns = (int64_t)sb.st_ctim.tv_sec * 1000000000 + sb.st_ctim.tv_nsec;
+		if (flags & TL_ATIME)
+			e.atime_ns = (int64_t)sb.st_atim.tv_sec * 1000000000 + sb.st_atim.tv_nsec;
 	}
 	e.len = (uint32_t)(sizeof e + n);
 	buf_add(log, &e, sizeof e);
@@ -449,6 +451,52 @@ static void test_granularity(void)
 	   "a directory looked at, not listed: its timestamps do not matter");
 }
 
+/* The access time is an input where a stat call handed it over. */
+static void test_atime(void)
+{
+	struct buf log = BUF_INIT, rs = BUF_INIT;
+	struct timespec t[2] = { { 1000000000, 0 }, { 1500000000, 0 } };
+	struct stat before, after;
+	char c;
+	int fd;
+
+	put("at.txt", "A");
+	if (utimensat(AT_FDCWD, at("at.txt"), t, 0))
+		abort();
+	start(&log);
+	ev(&log, TL_READ, 0, ROOT, 0, at("at.txt"));
+	ev(&log, TL_READ, TL_ATIME, ROOT, 0, at("at.txt"));
+	finish(&log);
+	ok(verdict(&log, later(), &rs) == RS_PURE, "opened, then stat'ed (its atime seen): pure");
+	start(&log);
+	ev(&log, TL_READ, 0, ROOT, 0, at("at.txt"));
+	finish(&log);
+	/* a read moves an atime older than the mtime (relatime, strictatime) */
+	if (stat(at("at.txt"), &before) || (fd = open(at("at.txt"), O_RDONLY)) < 0 ||
+	    read(fd, &c, 1) != 1 || close(fd) || stat(at("at.txt"), &after))
+		abort();
+	if (before.st_atim.tv_sec == after.st_atim.tv_sec) {
+		for (int k = 0; k < 3; k++)
+			ok(1, "# skip a read does not move the access time here (noatime)");
+		buf_release(&log);
+		buf_release(&rs);
+		return;
+	}
+	ok(readset_check(rs.data, rs.len, ENV, NULL) == RS_OPAQUE,
+	   "its access time moved by a read since: not reused");
+	ok(verdict(&log, later(), &rs) == RS_PURE, "only opened: a read since does not matter");
+	start(&log);
+	ev(&log, TL_READ, TL_ATIME, ROOT, 0, at("at.txt"));
+	if (utimensat(AT_FDCWD, at("at.txt"), t, 0) || (fd = open(at("at.txt"), O_RDONLY)) < 0 ||
+	    read(fd, &c, 1) != 1 || close(fd))
+		abort();
+	ev(&log, TL_READ, TL_ATIME, ROOT, 0, at("at.txt"));
+	finish(&log);
+	ok(verdict(&log, later(), &rs) == RS_OPAQUE, "two stat calls saw two access times: opaque");
+	buf_release(&log);
+	buf_release(&rs);
+}
+
 /* A file some process maps shared and writable is no input to trust. */
 static void test_shared_writable(void)
 {
@@ -492,6 +540,7 @@ int main(void)
 	test_codec();
 	test_granularity();
 	test_shared_writable();
+	test_atime();
 	snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
 	if (system(cmd))
 		abort();
