@@ -13,10 +13,17 @@
 #  - a file's access time (stat -c %X) that a read in between moved.
 . "$(dirname "$0")/lib.sh"
 
-variant_mk() { # file: stdin with FN replaced, into both directories
+# case_mk: the makefile of a case, its body from stdin with FN replaced,
+# into both directories (nothing when they were not made: a skip)
+case_mk() {
 	tl_text=$(cat)
-	printf '%s\n' "$tl_text" | sed 's/FN/shell/g' | write_mk "$sh/$1"
-	printf '%s\n' "$tl_text" | sed 's/FN/async-shell/g' | write_mk "$as/$1"
+	[ -d "$sh" ] || return 0
+	for tl_fn in shell async-shell; do
+		tl_d=$sh
+		[ $tl_fn = async-shell ] && tl_d=$as
+		printf 'ASYNC_COMPILE_CONFIG := c.yaml\nload @PLUGIN@\n%s\nall: ; @:\n' "$tl_text" |
+			sed "s/FN/$tl_fn/g" | write_mk "$tl_d/Makefile"
+	done
 }
 same_answers() {
 	expect_eq "$(cat "$sh/.status")" "$(cat "$as/.status")" "make's status (\$(shell) vs async-shell)" &&
@@ -27,7 +34,19 @@ make_here() { # args: run_make in the current directory, status kept in .status
 	run_make "$@"
 	echo "$make_status" >.status
 }
+in_dir() { # DIR CASE: the function CASE run in DIR
+	(cd "$1" && $2)
+}
+# each_dir RUNNER CASE: RUNNER DIR CASE for as/, then sh/, each with an
+# empty store
+each_dir() {
+	for tl_d in "$as" "$sh"; do
+		rm -rf "$XDG_CACHE_HOME/asynccompile"
+		"$1" "$tl_d" "$2"
+	done
+}
 cfg() { # YAML lines: the config both directories' makes use
+	[ -d "$sh" ] || return 0
 	for d in "$sh" "$as"; do
 		{
 			[ -n "${TEST_START_METHOD:-}" ] && echo "start_method: $TEST_START_METHOD"
@@ -39,6 +58,7 @@ cfg() { # YAML lines: the config both directories' makes use
 # ---- whole-second timestamps ----
 
 mnt=$TRASH/mnt
+sh=$mnt/sh as=$mnt/as
 mount_why=
 if [ "$(id -u)" != 0 ]; then
 	mount_why="needs root to loop-mount an ext4 with 1-second timestamps"
@@ -50,7 +70,6 @@ elif ! { truncate -s 16M "$TRASH/img" && mkfs.ext4 -q -F -I 128 "$TRASH/img" >/d
 fi
 if [ -z "$mount_why" ]; then
 	trap 'umount "$mnt" 2>/dev/null || umount -l "$mnt"; test_cleanup' EXIT
-	sh=$mnt/sh as=$mnt/as
 	mkdir "$sh" "$as"
 	touch "$mnt/probe"
 	case $(stat -c %y "$mnt/probe") in
@@ -69,14 +88,14 @@ in_one_second() {
 	in_one=
 	for try in $(seq 20); do
 		rm -rf "$XDG_CACHE_HOME/asynccompile"
-		(cd "$as" && $1)
+		in_dir "$as" "$1"
 		if [ "$(cat "$as/.t0")" = "$(stat -c %Z "$as/$2")" ]; then
 			in_one=1
 			break
 		fi
 	done
 	rm -rf "$XDG_CACHE_HOME/asynccompile"
-	(cd "$sh" && $1)
+	in_dir "$sh" "$1"
 }
 # ok_one_second DESCRIPTION CASE PATH
 ok_one_second() {
@@ -92,35 +111,25 @@ ok_one_second() {
 	ok "$1" same_answers
 }
 
-if [ -z "$mount_why" ]; then
-	cfg
-	variant_mk Makefile <<'EOF2'
-ASYNC_COMPILE_CONFIG := c.yaml
-load @PLUGIN@
+cfg
+case_mk <<'EOF2'
 X := $(FN cat f)
 $(shell printf B >f)
 Y := $(FN cat f)
 $(info X=$(X) Y=$(Y))
-all: ; @:
 EOF2
-fi
 memo_rewrite() {
 	printf A >f && stat -c %Z f >.t0 && make_here
 }
 ok_one_second "1-second fs, memo: a same-size rewrite in the second of the read" \
 	memo_rewrite f
 
-if [ -z "$mount_why" ]; then
-	variant_mk Makefile <<'EOF2'
-ASYNC_COMPILE_CONFIG := c.yaml
-load @PLUGIN@
+case_mk <<'EOF2'
 X := $(FN ls d)
 $(shell mv d/a d/b)
 Y := $(FN ls d)
 $(info X=$(X) Y=$(Y))
-all: ; @:
 EOF2
-fi
 memo_rename() {
 	rm -rf d && mkdir d && touch d/a && stat -c %Z d >.t0 && make_here
 }
@@ -131,16 +140,11 @@ ok_one_second "1-second fs, memo: a rename in a listed directory in the second o
 # speculates the read at load, rewrites f (same size) and asks, all in
 # one second (the sleep lets the speculated read come first, as in
 # t0262, in the second make only; the answers do not depend on it)
-if [ -z "$mount_why" ]; then
-	variant_mk Makefile <<'EOF2'
-ASYNC_COMPILE_CONFIG := c.yaml
-load @PLUGIN@
+case_mk <<'EOF2'
 $(shell if [ -e slow ]; then sleep 0.2; fi; cat next >f)
 X := $(FN cat f)
 $(info X=$(X))
-all: ; @:
 EOF2
-fi
 spec_rewrite() {
 	rm -f slow && printf A >f && printf A >next && stat -c %Z f >.t0 && make_here &&
 	printf B >next && touch slow && make_here
@@ -151,15 +155,10 @@ ok_one_second "1-second fs, speculation: a same-size rewrite after the speculate
 
 # the cache: a first make reads f, f is rewritten (same size), a second
 # make asks again, all in one second
-if [ -z "$mount_why" ]; then
-	variant_mk Makefile <<'EOF2'
-ASYNC_COMPILE_CONFIG := c.yaml
-load @PLUGIN@
+case_mk <<'EOF2'
 X := $(FN cat f)
 $(info X=$(X))
-all: ; @:
 EOF2
-fi
 cache_rewrite() {
 	printf A >f && stat -c %Z f >.t0 && make_here && printf B >f && make_here
 }
@@ -190,55 +189,39 @@ with_mapper() {
 store() { # byte: the mapper stores it, and has when this returns
 	echo "$1" >&3 && read -r tl_ack <&4
 }
-# run_mapped CASE: with_mapper in as/ and in sh/
-run_mapped() {
-	rm -rf "$XDG_CACHE_HOME/asynccompile"
-	with_mapper "$as" "$1"
-	rm -rf "$XDG_CACHE_HOME/asynccompile"
-	with_mapper "$sh" "$1"
-}
 
 if [ -x "$MAPSTORE" ]; then
 	sh=$TRASH/msh as=$TRASH/mas
 	mkdir "$sh" "$as"
 	cfg
-	variant_mk Makefile <<'EOF2'
-ASYNC_COMPILE_CONFIG := c.yaml
-load @PLUGIN@
+	case_mk <<'EOF2'
 X := $(FN cat f)
 $(shell echo B >cmd && read r <ack)
 Y := $(FN cat f)
 $(info X=$(X) Y=$(Y))
-all: ; @:
 EOF2
 	memo_mapped() { store A && make_here; }
-	run_mapped memo_mapped
+	each_dir with_mapper memo_mapped
 	ok "shared writable mapping, memo: a store between two reads" same_answers
 
-	variant_mk Makefile <<'EOF2'
-ASYNC_COMPILE_CONFIG := c.yaml
-load @PLUGIN@
+	case_mk <<'EOF2'
 $(shell sleep 0.2; echo $$(cat next) >cmd && read r <ack)
 X := $(FN cat f)
 $(info X=$(X))
-all: ; @:
 EOF2
 	spec_mapped() {
 		store A && printf A >next && make_here && printf B >next && make_here
 	}
-	run_mapped spec_mapped
+	each_dir with_mapper spec_mapped
 	ok "shared writable mapping, speculation: a store after the speculated read" same_answers
 
-	variant_mk Makefile <<'EOF2'
-ASYNC_COMPILE_CONFIG := c.yaml
-load @PLUGIN@
+	case_mk <<'EOF2'
 X := $(FN cat f)
 $(info X=$(X))
-all: ; @:
 EOF2
 	cfg "cache: true" "speculate: false"
 	cache_mapped() { store A && make_here && store B && make_here; }
-	run_mapped cache_mapped
+	each_dir with_mapper cache_mapped
 	ok "shared writable mapping, the cache: a store between two makes" same_answers
 else
 	for c in memo speculation cache; do
@@ -257,50 +240,35 @@ mkdir "$sh" "$as"
 atime_why=
 (cd "$as" && old_atime && cat f >/dev/null && [ "$(stat -c %X f)" != 1000000000 ]) ||
 	atime_why="a read does not move the access time here (noatime)"
-run_atime() { # CASE: in as/, then sh/
-	rm -rf "$XDG_CACHE_HOME/asynccompile"
-	(cd "$as" && $1)
-	rm -rf "$XDG_CACHE_HOME/asynccompile"
-	(cd "$sh" && $1)
-}
 ok_atime() { # DESCRIPTION CASE
 	if [ -n "$atime_why" ]; then
 		skip "$1: $atime_why"
 		return
 	fi
-	run_atime "$2"
+	each_dir in_dir "$2"
 	ok "$1" same_answers
 }
 cfg
-variant_mk Makefile <<'EOF2'
-ASYNC_COMPILE_CONFIG := c.yaml
-load @PLUGIN@
+case_mk <<'EOF2'
 X := $(FN stat -c %X f)
 $(shell cat f >/dev/null)
 Y := $(FN stat -c %X f)
 $(info X=$(X) moved=$(if $(filter $(X),$(Y)),no,yes))
-all: ; @:
 EOF2
 memo_atime() { old_atime && make_here; }
 ok_atime "access time, memo: a read between two stat -c %X" memo_atime
 
-variant_mk Makefile <<'EOF2'
-ASYNC_COMPILE_CONFIG := c.yaml
-load @PLUGIN@
+case_mk <<'EOF2'
 $(shell if [ -e slow ]; then sleep 0.2; cat f >/dev/null; fi)
 X := $(FN stat -c %X f)
 $(info moved=$(if $(filter 1000000000,$(X)),no,yes))
-all: ; @:
 EOF2
 spec_atime() { rm -f slow && old_atime && make_here && touch slow && make_here; }
 ok_atime "access time, speculation: a read after the speculated stat -c %X" spec_atime
 
-variant_mk Makefile <<'EOF2'
-ASYNC_COMPILE_CONFIG := c.yaml
-load @PLUGIN@
+case_mk <<'EOF2'
 X := $(FN stat -c %X f)
 $(info moved=$(if $(filter 1000000000,$(X)),no,yes))
-all: ; @:
 EOF2
 cfg "cache: true" "speculate: false"
 cache_atime() { old_atime && make_here && cat f >/dev/null && make_here; }

@@ -391,21 +391,18 @@ static void ev_at(struct buf *log, int type, int kind, int64_t mtime_ns, int64_t
 		  const char *path)
 {
 	struct tl_event e;
-	size_t n = strlen(path);
+	size_t at_ev = log->len;
 
-	memset(&e, 0, sizeof e);
-	e.type = (uint8_t)type;
+	ev(log, type, 0, ROOT, 0, path); /* absent: the identity is set here */
+	memcpy(&e, log->data + at_ev, sizeof e);
 	e.kind = (uint8_t)kind;
-	e.pid = ROOT;
 	e.mode = kind == TL_DIR ? S_IFDIR | 0755 : S_IFREG | 0644;
 	e.dev = 1;
 	e.ino = 2;
 	e.size = 1;
 	e.mtime_ns = mtime_ns;
 	e.ctime_ns = ctime_ns;
-	e.len = (uint32_t)(sizeof e + n);
-	buf_add(log, &e, sizeof e);
-	buf_add(log, path, n);
+	memcpy(log->data + at_ev, &e, sizeof e);
 }
 
 /* The verdict of a command that read one file with these timestamps. */
