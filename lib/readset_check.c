@@ -210,7 +210,9 @@ static int rs_holds(const struct rs_entry *e, int safe)
 	    e->mtime_ns != (int64_t)sb.st_mtim.tv_sec * 1000000000 + sb.st_mtim.tv_nsec ||
 	    e->ctime_ns != (int64_t)sb.st_ctim.tv_sec * 1000000000 + sb.st_ctim.tv_nsec)
 		return 0;
-	if (e->kind == TL_FILE && readset_writers(safe, path, e->flags & TL_NOFOLLOW, e->dev, e->ino))
+	/* a lease needs the file to be ours (or CAP_LEASE, which root has) */
+	if (e->kind == TL_FILE && (sb.st_uid == geteuid() || !geteuid()) &&
+	    readset_writers(safe, path, e->flags & TL_NOFOLLOW, e->dev, e->ino))
 		return -1;
 	return 1;
 }
