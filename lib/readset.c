@@ -231,6 +231,24 @@ static int rs_same_id(const struct tl_event *a, const struct tl_event *b)
 	       a->ctime_ns == b->ctime_ns;
 }
 
+/*
+ * The access time, an input only where a stat-family call handed it to
+ * the program (TL_ATIME): kept from the first such event of the slot;
+ * another one that saw a different atime is a change while it ran.
+ * 0 when the two disagree.
+ */
+static int rs_same_atime(struct tl_event *kept, const struct tl_event *ev)
+{
+	if (!(ev->flags & TL_ATIME))
+		return 1;
+	if (!(kept->flags & TL_ATIME)) {
+		kept->flags |= TL_ATIME;
+		kept->atime_ns = ev->atime_ns;
+		return 1;
+	}
+	return kept->atime_ns == ev->atime_ns;
+}
+
 static void rs_read(struct rs_state *st, const struct tl_event *ev, int slot, const char *p,
 		    size_t n)
 {
@@ -262,9 +280,9 @@ static void rs_read(struct rs_state *st, const struct tl_event *ev, int slot, co
 		e->id[slot] = *ev;
 	} else if (slot != RS_LISTED && ev->kind == TL_DIR && e->id[slot].kind == TL_DIR) {
 		/* a directory looked at, not listed: only what rs_holds checks */
-		if (e->id[slot].mode != ev->mode)
+		if (e->id[slot].mode != ev->mode || !rs_same_atime(&e->id[slot], ev))
 			e->changed = 1;
-	} else if (!rs_same_id(&e->id[slot], ev)) {
+	} else if (!rs_same_id(&e->id[slot], ev) || !rs_same_atime(&e->id[slot], ev)) {
 		e->changed = 1;
 	}
 }
@@ -307,7 +325,8 @@ static void rs_value(struct rs_state *st, const char *p, size_t n)
 /* A path event names an absolute path, a value a name=value, no NUL. */
 static int rs_well_formed(const struct tl_event *ev, const char *p, size_t n)
 {
-	if (ev->kind > TL_OTHER || (ev->flags & ~(TL_NOFOLLOW | TL_TO_ANSWER)) || memchr(p, 0, n))
+	if (ev->kind > TL_OTHER || (ev->flags & ~(TL_NOFOLLOW | TL_TO_ANSWER | TL_ATIME)) ||
+	    memchr(p, 0, n))
 		return 0;
 	switch (ev->type) {
 	case TL_HELLO: case TL_EXEC: case TL_SPAWN: case TL_READ: case TL_LIST: case TL_WRITE:
@@ -415,12 +434,51 @@ static int rs_scratch(const struct rs_path *e, struct rs_path *const *written, s
 	return 0;
 }
 
+/*
+ * How coarse a timestamp may be, from the timestamp itself.  A file
+ * system keeps its timestamps to a granularity (ns on ext4 with large
+ * inodes, xfs, btrfs, tmpfs; 1 s on ext4 with 128-byte inodes, ext3,
+ * HFS+; 2 s for FAT's mtime; 10 ms on exFAT) and truncates every one to
+ * it, so a timestamp whose nanoseconds end in k decimal zeros may come
+ * from one with a granularity of 10^k ns, and one with no nanoseconds at
+ * all from one of whole seconds, or FAT's two.  On a fine file system
+ * the guess costs nothing: its timestamps rarely end in zeros (one in
+ * ten ends in one, one in 10^9 is whole), and a bigger window only
+ * matters for a file changed just before a command read it.
+ */
+static int64_t rs_ts_granularity(int64_t ns)
+{
+	int64_t g = 1;
+
+	if (ns % 1000000000 == 0)
+		return 2 * (int64_t)1000000000;
+	while (ns % (g * 10) == 0)
+		g *= 10;
+	return g;
+}
+
+/*
+ * A change after `start` could leave this identity as it is: its mtime
+ * or ctime lies within the racy window before the start.  A change
+ * gets a timestamp of the kernel's coarse clock (up to a tick behind
+ * CLOCK_REALTIME: RS_RACY_NS), truncated to the file system's
+ * granularity; two changes in one granule are the same to stat(2) (a
+ * same-size rewrite, a rename in a listed directory), so each window
+ * grows by its timestamp's granularity.  Each timestamp is judged by its
+ * own: every change moves ctime, so a ctime with nanoseconds shows a
+ * fine file system whatever mtime says (touch -d, tar, cp -p set a
+ * whole-second mtime on a file changed now).
+ */
+static int rs_racy_ts(int64_t ts, int64_t start_real_ns)
+{
+	return ts >= start_real_ns - RS_RACY_NS - rs_ts_granularity(ts);
+}
+
 static int rs_racy(const struct tl_event *id, int slot, int64_t start_real_ns)
 {
 	if (id->kind == TL_ABSENT || (id->kind == TL_DIR && slot != RS_LISTED))
 		return 0;
-	return id->mtime_ns >= start_real_ns - RS_RACY_NS ||
-	       id->ctime_ns >= start_real_ns - RS_RACY_NS;
+	return rs_racy_ts(id->mtime_ns, start_real_ns) || rs_racy_ts(id->ctime_ns, start_real_ns);
 }
 
 static void rs_put_entry(struct buf *out, uint8_t type, uint8_t flags, const struct tl_event *id,
@@ -435,6 +493,7 @@ static void rs_put_entry(struct buf *out, uint8_t type, uint8_t flags, const str
 	wire_put_i64(out, id->size);
 	wire_put_i64(out, id->mtime_ns);
 	wire_put_i64(out, id->ctime_ns);
+	wire_put_i64(out, (flags & TL_ATIME) ? id->atime_ns : 0);
 	wire_put_str(out, path);
 }
 
@@ -446,6 +505,7 @@ static void rs_encode(struct rs_state *st, int64_t start_real_ns, uint64_t env, 
 	struct rs_path **written = calloc(st->npaths + 1, sizeof *written);
 	size_t nw = 0;
 	uint32_t count = 0;
+	int safe = readset_lease_safe();
 
 	if (!written)
 		abort();
@@ -480,7 +540,14 @@ static void rs_encode(struct rs_state *st, int64_t start_real_ns, uint64_t env, 
 				rs_set(st, RS_OPAQUE, "an input changed as it ran:", e->path, e->len);
 				break;
 			}
-			rs_put_entry(&ents, type[s], flags[s], &e->id[s], e->path);
+			if (e->id[s].kind == TL_FILE &&
+			    readset_writers(safe, e->path, s == RS_NOFOLLOW,
+					    (int64_t)e->id[s].dev, (int64_t)e->id[s].ino)) {
+				rs_set(st, RS_OPAQUE, "an input is open for writing:", e->path, e->len);
+				break;
+			}
+			rs_put_entry(&ents, type[s], flags[s] | (e->id[s].flags & TL_ATIME),
+				     &e->id[s], e->path);
 			count++;
 		}
 	}

@@ -15,8 +15,12 @@
  *    the command is over: scratch files and directories), no input was
  *    read that has no identity (/proc, /sys, devices other than null,
  *    zero, full, random, urandom), no file it read was modified within
- *    RS_RACY_NS of the command's start or while it ran (its identity
- *    could not tell that change from the next), and no process read the
+ *    RS_RACY_NS of the command's start (plus its timestamps' granularity:
+ *    a whole-second timestamp means 2 s more) or while it ran (its
+ *    identity could not tell that change from the next), no file it read
+ *    is open for writing by some process as the read set is built (a
+ *    store through a shared writable mapping changes a file unseen:
+ *    readset_impl.h, readset_writers), and no process read the
  *    real-time clock with the answer pipes as its output.  Only a pure
  *    answer is speculated, memoized or cached.
  *  - RS_IMPURE: it wrote something that outlived it, or acted on another
@@ -35,9 +39,10 @@
  *   i64  the environment's digest (launch_env_digest())
  *   str  reason (why it is not pure; "" when pure)
  *   u32  count (<= RS_MAX_ENTRIES)
- *   count x { u8 type (TL_READ, TL_LIST, TL_VALUE), u8 kind, u8 flags,
- *             u32 mode, i64 dev, i64 ino, i64 size, i64 mtime_ns,
- *             i64 ctime_ns, str path }
+ *   count x { u8 type (TL_READ, TL_LIST, TL_VALUE), u8 kind,
+ *             u8 flags (TL_NOFOLLOW, TL_ATIME), u32 mode, i64 dev, i64 ino,
+ *             i64 size, i64 mtime_ns, i64 ctime_ns,
+ *             i64 atime_ns (0 without TL_ATIME), str path }
  * Any thread may call these; nothing here keeps state between calls.
  */
 #ifndef ASYNC_READSET_H
@@ -49,9 +54,14 @@
 
 #include "lib/buf.h"
 
-#define RS_MAGIC 0xa5
+/* 0xa5: before atime_ns; refused, so its answers are run again */
+#define RS_MAGIC 0xa6
 #define RS_MAX_ENTRIES 65536
-/* A file changed this close to the command's start is not trusted. */
+/*
+ * A file changed this close to the command's start is not trusted (the
+ * kernel stamps changes with a clock up to a tick behind); the window
+ * grows by the granularity its timestamps show (readset.c, rs_racy).
+ */
 #define RS_RACY_NS ((int64_t)20 * 1000 * 1000)
 
 enum rs_verdict {
@@ -82,7 +92,8 @@ int readset_env(const void *p, size_t n, uint64_t *env);
  * Check an encoded read set against the file system now, and against
  * `env`, the digest of the environment the command would get now.
  * Returns RS_PURE when it is pure, the environment is the same and
- * every entry still holds; otherwise the
+ * every entry still holds (and no file of it is open for writing);
+ * otherwise the
  * verdict that stops reuse, with a one-line reason appended to err (the
  * first entry that changed, or the stored reason).  A malformed encoding
  * is RS_OPAQUE.

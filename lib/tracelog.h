@@ -22,7 +22,12 @@
  * Identity fields (kind, mode, dev, ino, size, mtime_ns, ctime_ns) are
  * those of stat(2) (lstat(2) when flags has TL_NOFOLLOW) of the path as
  * the event happened: for a READ, what the process saw; for a WRITE, what
- * was there just BEFORE the process changed it.  kind TL_ABSENT means the
+ * was there just BEFORE the process changed it.  atime_ns is set only
+ * with TL_ATIME: a READ by a call that gave the program the access time
+ * (the stat family; statx when asked for STATX_ATIME; a directory's only
+ * when statx asked for it, since every listing after a change moves it),
+ * which a read by anyone moves, so it is an input of that command and
+ * compared on reuse.  kind TL_ABSENT means the
  * lookup failed with ENOENT or ENOTDIR (a negative entry); other fields
  * are then zero.
  *
@@ -128,6 +133,7 @@ enum tl_kind {
 enum tl_flags {
 	TL_NOFOLLOW = 1,  /* identity from lstat(2) */
 	TL_TO_ANSWER = 2, /* CLOCK: stdout or stderr is the job's pipe */
+	TL_ATIME = 4,     /* READ: the program was given atime_ns */
 };
 
 struct tl_event {
@@ -142,6 +148,7 @@ struct tl_event {
 	uint32_t pad1;
 	uint64_t dev, ino;
 	int64_t size, mtime_ns, ctime_ns;
+	int64_t atime_ns; /* with TL_ATIME only; else 0 */
 };
 
 /*

@@ -392,6 +392,11 @@ void tr_emit_where(int type, int flags, const struct stat *st, const struct tr_w
 	tr_event_init(&ev, type);
 	ev.flags = (uint8_t)flags;
 	tr_ident(&ev, st);
+	ev.flags &= (uint8_t)~(TL_ATIME | TR_ATIME_ASKED);
+	if (st && (flags & TL_ATIME) && (!S_ISDIR(st->st_mode) || (flags & TR_ATIME_ASKED))) {
+		ev.flags |= TL_ATIME;
+		ev.atime_ns = (int64_t)st->st_atim.tv_sec * 1000000000 + st->st_atim.tv_nsec;
+	}
 	tr_write(&ev, w->iov, w->n);
 }
 
@@ -491,7 +496,16 @@ void tr_reentered(void)
 void tr_lookup(int type, int nofollow, int dirfd, const char *path, int ok, int err,
 	       const struct stat *st)
 {
-	int flags = nofollow ? TL_NOFOLLOW : 0;
+	tr_lookup_flags(type, nofollow ? TL_NOFOLLOW : 0, dirfd, path, ok, err, st);
+}
+
+void tr_lookup_flags(int type, int flags, int dirfd, const char *path, int ok, int err,
+		     const struct stat *st)
+{
+	int nofollow = flags & TL_NOFOLLOW;
+
+	if (!ok || !st) /* an atime the program was not given is no input */
+		flags &= ~TL_ATIME;
 	struct stat sb;
 
 	/* no path, or a bad descriptor: nothing was looked up */

@@ -1,6 +1,7 @@
 /*
  * hooks_stat.c - lookups that do not open: the stat family (READ with
- * the identity the call returned, no extra syscall), access (READ with
+ * the identity the call returned, its access time included: TL_ATIME,
+ * no extra syscall), access (READ with
  * the identity stat finds: the answer is in the mode), readlink (READ of
  * the link itself), realpath (every step of the resolution), chdir,
  * getxattr and listxattr, pathconf; and directory listings: opendir,
@@ -71,24 +72,32 @@ TR_REAL(fts_open);
 TR_REAL(fts64_open);
 
 /* After a lookup: ok, the identity it returned (NULL: none returned). */
-static void tr_after(int type, int nofollow, int dirfd, const char *path, int ok,
-		     const void *st)
+static void tr_after_flags(int type, int flags, int dirfd, const char *path, int ok,
+			   const void *st)
 {
 	struct tr_guard g;
 
 	tr_lock(&g);
 	if (!tr_is_devnull(path))
-		tr_lookup(type, nofollow, dirfd, path, ok, g.saved_errno, st);
+		tr_lookup_flags(type, flags, dirfd, path, ok, g.saved_errno, st);
 	tr_unlock(&g);
 }
 
+static void tr_after(int type, int nofollow, int dirfd, const char *path, int ok,
+		     const void *st)
+{
+	tr_after_flags(type, nofollow ? TL_NOFOLLOW : 0, dirfd, path, ok, st);
+}
+
+/* The stat family hands the program the access time too: TL_ATIME. */
 #define TR_STAT(dirfd, path, nofollow, st, call)                                           \
 	do {                                                                               \
 		int r_;                                                                    \
 		if (!tr_active())                                                          \
 			return call;                                                       \
 		r_ = call;                                                                 \
-		tr_after(TL_READ, nofollow, dirfd, path, r_ == 0, r_ == 0 ? (st) : NULL);  \
+		tr_after_flags(TL_READ, ((nofollow) ? TL_NOFOLLOW : 0) | TL_ATIME, dirfd,  \
+			       path, r_ == 0, r_ == 0 ? (st) : NULL);                     \
 		return r_;                                                                 \
 	} while (0)
 
@@ -161,12 +170,33 @@ TR_HOOK int statx(int dirfd, const char *path, int flags, unsigned int mask, str
 	const unsigned need = STATX_TYPE | STATX_MODE | STATX_INO | STATX_SIZE | STATX_MTIME |
 			      STATX_CTIME;
 	struct stat st;
-	int r;
+	int r, atime;
 
 	if (!tr_active())
 		return TR_CALL(statx)(dirfd, path, flags, mask, stx);
 	r = TR_CALL(statx)(dirfd, path, flags, mask, stx);
-	if (r == 0 && (stx->stx_mask & need) == need) {
+	atime = r == 0 && (mask & STATX_ATIME) && (stx->stx_mask & STATX_ATIME);
+	if (r == 0 && (stx->stx_mask & need) != need && atime) {
+		/*
+		 * stat -c %X asks for STATX_ATIME alone: the rest of the
+		 * identity from a stat of the tracer's own, the access time the
+		 * one the program was given
+		 */
+		struct tr_guard g;
+		int have;
+
+		tr_lock(&g);
+		have = tr_stat_at(dirfd, path, flags & AT_SYMLINK_NOFOLLOW, &st) == 0;
+		tr_unlock(&g);
+		if (have) {
+			st.st_atim.tv_sec = stx->stx_atime.tv_sec;
+			st.st_atim.tv_nsec = stx->stx_atime.tv_nsec;
+			tr_after_flags(TL_READ, ((flags & AT_SYMLINK_NOFOLLOW) ? TL_NOFOLLOW : 0) |
+				       TL_ATIME | TR_ATIME_ASKED, dirfd, path, 1, &st);
+		} else {
+			tr_after(TL_READ, flags & AT_SYMLINK_NOFOLLOW, dirfd, path, 1, NULL);
+		}
+	} else if (r == 0 && (stx->stx_mask & need) == need) {
 		st.st_mode = stx->stx_mode;
 		st.st_dev = makedev(stx->stx_dev_major, stx->stx_dev_minor);
 		st.st_ino = stx->stx_ino;
@@ -175,7 +205,11 @@ TR_HOOK int statx(int dirfd, const char *path, int flags, unsigned int mask, str
 		st.st_mtim.tv_nsec = stx->stx_mtime.tv_nsec;
 		st.st_ctim.tv_sec = stx->stx_ctime.tv_sec;
 		st.st_ctim.tv_nsec = stx->stx_ctime.tv_nsec;
-		tr_after(TL_READ, flags & AT_SYMLINK_NOFOLLOW, dirfd, path, 1, &st);
+		/* asked for without STATX_ATIME: the program does not look at it */
+		st.st_atim.tv_sec = atime ? stx->stx_atime.tv_sec : 0;
+		st.st_atim.tv_nsec = atime ? stx->stx_atime.tv_nsec : 0;
+		tr_after_flags(TL_READ, ((flags & AT_SYMLINK_NOFOLLOW) ? TL_NOFOLLOW : 0) |
+			       (atime ? TL_ATIME | TR_ATIME_ASKED : 0), dirfd, path, 1, &st);
 	} else {
 		tr_after(TL_READ, flags & AT_SYMLINK_NOFOLLOW, dirfd, path, r == 0, NULL);
 	}

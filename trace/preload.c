@@ -46,7 +46,8 @@
  *    hwcaps subdirectories); objects loaded later (dlopen with a path,
  *    the C library's own dlopens) on the next dlopen, exec or exit;
  *  - lookups: the open, stat, access, readlink, realpath, opendir,
- *    scandir, getdents, chdir, getxattr families (READ, LIST, negatives);
+ *    scandir, getdents, chdir, getxattr families (READ, LIST, negatives;
+ *    the stat family's READ carries the access time it returned);
  *  - changes: open for writing, creat, rename, unlink, mkdir, link,
  *    symlink, truncate, chmod, chown, utime, mknod, mkfifo, xattrs, bind
  *    of a socket path, mkstemp and tmpfile (WRITE, identity before);
@@ -86,7 +87,8 @@
  *    explained (a lookup that failed with neither ENOENT nor an identity).
  * Not events (by the log's definition, tracelog.h): reads and writes
  * through descriptors already open (fstat, fstatfs, read, write,
- * ftruncate...), the process's own ids, limits and memory size, and the
+ * ftruncate...; so an access time read by fstat of an opened file is
+ * not compared), the process's own ids, limits and memory size, and the
  * monotonic and CPU clocks.
  */
 #include <dlfcn.h>

@@ -182,6 +182,16 @@ int tr_proc_syscall(long nr, const long *a);
  */
 void tr_lookup(int type, int nofollow, int dirfd, const char *path, int ok, int err,
 	       const struct stat *st);
+/*
+ * tr_lookup with tracelog.h flags: TL_ATIME when st is what the program
+ * got.  A directory's access time is kept only with TR_ATIME_ASKED too
+ * (statx asked for STATX_ATIME): every listing after a change moves it
+ * (make lists its directory, try-run's scratch files change it), and a
+ * plain stat of "." or an include directory never looks at it.
+ */
+#define TR_ATIME_ASKED 0x80
+void tr_lookup_flags(int type, int flags, int dirfd, const char *path, int ok, int err,
+		     const struct stat *st);
 /* Before a change to (dirfd, path): a WRITE with what is there now. */
 void tr_before_write(int dirfd, const char *path);
 /* 1 for the one path whose writes are not worth an event. */

@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/utsname.h>
@@ -64,6 +65,8 @@ static void ev(struct buf *log, int type, int flags, int pid, int aux, const cha
 		e.size = sb.st_size;
 		e.mtime_ns = (int64_t)sb.st_mtim.tv_sec * 1000000000 + sb.st_mtim.tv_nsec;
 		e.ctime_ns = (int64_t)sb.st_ctim.tv_sec * 1000000000 + sb.st_ctim.tv_nsec;
+		if (flags & TL_ATIME)
+			e.atime_ns = (int64_t)sb.st_atim.tv_sec * 1000000000 + sb.st_atim.tv_nsec;
 	}
 	e.len = (uint32_t)(sizeof e + n);
 	buf_add(log, &e, sizeof e);
@@ -482,6 +485,143 @@ static void test_codec(void)
 	buf_release(&rs);
 }
 
+/* A READ (or LIST) with the identity given, of a path that need not exist. */
+static void ev_at(struct buf *log, int type, int kind, int64_t mtime_ns, int64_t ctime_ns,
+		  const char *path)
+{
+	struct tl_event e;
+	size_t at_ev = log->len;
+
+	ev(log, type, 0, ROOT, 0, path); /* absent: the identity is set here */
+	memcpy(&e, log->data + at_ev, sizeof e);
+	e.kind = (uint8_t)kind;
+	e.mode = kind == TL_DIR ? S_IFDIR | 0755 : S_IFREG | 0644;
+	e.dev = 1;
+	e.ino = 2;
+	e.size = 1;
+	e.mtime_ns = mtime_ns;
+	e.ctime_ns = ctime_ns;
+	memcpy(log->data + at_ev, &e, sizeof e);
+}
+
+/* The verdict of a command that read one file with these timestamps. */
+static int read_one(int type, int kind, int64_t mtime_ns, int64_t ctime_ns, int64_t start_ns)
+{
+	struct buf log = BUF_INIT, rs = BUF_INIT;
+	int v;
+
+	ev(&log, TL_HELLO, 0, ROOT, 1, "/bin/sh");
+	ev_at(&log, type, kind, mtime_ns, ctime_ns, "/nowhere/f");
+	ev(&log, TL_BYE, 0, ROOT, 0, "");
+	readset_build(log.data, log.len, ROOT, start_ns, ENV, &rs);
+	v = readset_verdict(rs.data, rs.len);
+	buf_release(&log);
+	buf_release(&rs);
+	return v;
+}
+
+/* The racy window follows the granularity the timestamps show. */
+static void test_granularity(void)
+{
+	const int64_t s = 1000000000, t0 = 1700000000 * s + s / 2; /* x.5 s */
+
+	ok(read_one(TL_READ, TL_FILE, 1700000000 * s, 1700000000 * s, t0) == RS_OPAQUE,
+	   "whole seconds, the second of the start: opaque");
+	ok(read_one(TL_READ, TL_FILE, 1699999999 * s, 1699999999 * s, t0) == RS_OPAQUE,
+	   "whole seconds, the second before (FAT keeps two): opaque");
+	ok(read_one(TL_READ, TL_FILE, 1699999990 * s, 1699999990 * s, t0) == RS_PURE,
+	   "whole seconds, ten seconds before: pure");
+	ok(read_one(TL_READ, TL_FILE, 1700000000 * s + 123456789, 1700000000 * s + 123456789, t0) ==
+	   RS_PURE, "nanoseconds, 0.38 s before: pure");
+	ok(read_one(TL_READ, TL_FILE, 1600000000 * s, 1700000000 * s + 123456789, t0) == RS_PURE,
+	   "a whole-second mtime long ago, a fine ctime 0.38 s before (tar, touch -d): pure");
+	ok(read_one(TL_READ, TL_FILE, 1700000000 * s, 1600000000 * s + 1, t0) == RS_OPAQUE,
+	   "a whole-second mtime in the second of the start: opaque");
+	ok(read_one(TL_READ, TL_FILE, 1600000000 * s + 1, 1700000000 * s + 470000000, t0) ==
+	   RS_OPAQUE, "10 ms timestamps (exFAT), 30 ms before: opaque");
+	ok(read_one(TL_READ, TL_FILE, 1600000000 * s + 1, 1700000000 * s + 470000001, t0) ==
+	   RS_PURE, "nanoseconds, 30 ms before: pure");
+	ok(read_one(TL_LIST, TL_DIR, 1700000000 * s, 1700000000 * s, t0) == RS_OPAQUE,
+	   "a directory listed, whole seconds, the second of the start: opaque");
+	ok(read_one(TL_READ, TL_DIR, 1700000000 * s, 1700000000 * s, t0) == RS_PURE,
+	   "a directory looked at, not listed: its timestamps do not matter");
+}
+
+/* The access time is an input where a stat call handed it over. */
+static void test_atime(void)
+{
+	struct buf log = BUF_INIT, rs = BUF_INIT;
+	struct timespec t[2] = { { 1000000000, 0 }, { 1500000000, 0 } };
+	struct stat before, after;
+	char c;
+	int fd;
+
+	put("at.txt", "A");
+	if (utimensat(AT_FDCWD, at("at.txt"), t, 0))
+		abort();
+	start(&log);
+	ev(&log, TL_READ, 0, ROOT, 0, at("at.txt"));
+	ev(&log, TL_READ, TL_ATIME, ROOT, 0, at("at.txt"));
+	finish(&log);
+	ok(verdict(&log, later(), &rs) == RS_PURE, "opened, then stat'ed (its atime seen): pure");
+	start(&log);
+	ev(&log, TL_READ, 0, ROOT, 0, at("at.txt"));
+	finish(&log);
+	/* a read moves an atime older than the mtime (relatime, strictatime) */
+	if (stat(at("at.txt"), &before) || (fd = open(at("at.txt"), O_RDONLY)) < 0 ||
+	    read(fd, &c, 1) != 1 || close(fd) || stat(at("at.txt"), &after))
+		abort();
+	if (before.st_atim.tv_sec == after.st_atim.tv_sec) {
+		for (int k = 0; k < 3; k++)
+			ok(1, "# skip a read does not move the access time here (noatime)");
+		buf_release(&log);
+		buf_release(&rs);
+		return;
+	}
+	ok(readset_check(rs.data, rs.len, ENV, NULL) == RS_OPAQUE,
+	   "its access time moved by a read since: not reused");
+	ok(verdict(&log, later(), &rs) == RS_PURE, "only opened: a read since does not matter");
+	start(&log);
+	ev(&log, TL_READ, TL_ATIME, ROOT, 0, at("at.txt"));
+	if (utimensat(AT_FDCWD, at("at.txt"), t, 0) || (fd = open(at("at.txt"), O_RDONLY)) < 0 ||
+	    read(fd, &c, 1) != 1 || close(fd))
+		abort();
+	ev(&log, TL_READ, TL_ATIME, ROOT, 0, at("at.txt"));
+	finish(&log);
+	ok(verdict(&log, later(), &rs) == RS_OPAQUE, "two stat calls saw two access times: opaque");
+	buf_release(&log);
+	buf_release(&rs);
+}
+
+/* A file some process maps shared and writable is no input to trust. */
+static void test_shared_writable(void)
+{
+	struct buf log = BUF_INIT, rs = BUF_INIT;
+	char *m;
+	int fd;
+
+	put("mapped.txt", "A");
+	age("mapped.txt");
+	start(&log);
+	ev(&log, TL_READ, 0, ROOT, 0, at("mapped.txt"));
+	finish(&log);
+	ok(verdict(&log, later(), &rs) == RS_PURE, "a file nobody writes: pure");
+	fd = open(at("mapped.txt"), O_RDWR);
+	m = fd < 0 ? MAP_FAILED : mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	if (fd >= 0)
+		close(fd);
+	if (m == MAP_FAILED)
+		abort();
+	ok(readset_check(rs.data, rs.len, ENV, NULL) == RS_OPAQUE,
+	   "mapped shared and writable since the build (descriptor closed): not reused");
+	ok(verdict(&log, later(), &rs) == RS_OPAQUE,
+	   "mapped shared and writable when the read set is built: opaque");
+	munmap(m, 4096);
+	ok(verdict(&log, later(), &rs) == RS_PURE, "unmapped again: pure");
+	buf_release(&log);
+	buf_release(&rs);
+}
+
 int main(void)
 {
 	char cmd[600];
@@ -496,6 +636,9 @@ int main(void)
 	test_own_proc();
 	test_proc_fs_unreadable();
 	test_codec();
+	test_granularity();
+	test_shared_writable();
+	test_atime();
 	snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
 	if (system(cmd))
 		abort();

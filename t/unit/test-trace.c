@@ -285,7 +285,16 @@ static void test_reads(void)
 	ok(read_ok(&r, TL_READ, at("f"), TL_FILE, 0), "open: READ with the file's identity");
 	ok(read_ok(&r, TL_READ, at("absent"), TL_ABSENT, 0), "open of a missing file: READ ABSENT");
 	ok(read_ok(&r, TL_READ, at("d/g"), TL_FILE, 0), "openat relative to a dirfd: absolute path");
-	ok(read_ok(&r, TL_READ, at("link"), TL_LINK, TL_NOFOLLOW), "lstat: READ NOFOLLOW of the link");
+	ok(read_ok(&r, TL_READ, at("link"), TL_LINK, TL_NOFOLLOW | TL_ATIME),
+	   "lstat: READ NOFOLLOW of the link, with the access time it returned");
+	{
+		long i = find(&r, 0, TL_READ, r.pid, TL_FILE, at("f"));
+		long j = i < 0 ? -1 : find(&r, i + 1, TL_READ, r.pid, TL_FILE, at("f"));
+
+		ok(i >= 0 && j > i && r.v[i].e.flags == 0 && !r.v[i].e.atime_ns &&
+		   r.v[j].e.flags == TL_ATIME && r.v[j].e.atime_ns > 0,
+		   "open: no access time; stat: the access time it returned (TL_ATIME)");
+	}
 	ok(read_ok(&r, TL_READ, at("nodir/x"), TL_ABSENT, 0), "access under a missing directory: ABSENT");
 	ok(find(&r, 0, TL_READ, r.pid, TL_LINK, at("link")) >= 0 &&
 	   find(&r, 0, TL_READ, r.pid, TL_FILE, at("f")) >= 0, "readlink and stat seen");
