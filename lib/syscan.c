@@ -169,21 +169,30 @@ static void sc_sections(struct sc_elf *e)
 	}
 }
 
-/* Is the file offset in an executable section (or is there no table)? */
-static int sc_in_code_section(const struct sc_elf *e, uint64_t off)
+/*
+ * The start (file offset) of the executable section that holds off, in
+ * *sec; without a section table, the start of its segment.  -1: off is
+ * in a section of data.
+ */
+static int sc_code_section(const struct sc_elf *e, const struct sc_range *code, uint64_t off,
+			   uint64_t *sec)
 {
+	*sec = code->off;
 	if (!e->have_sections)
-		return 1;
+		return 0;
 	for (int i = 0; i < e->eh.e_shnum; i++) {
 		Elf64_Shdr sh;
 
 		if (sc_section(e, i, &sh) || sh.sh_type == SHT_NOBITS)
 			continue;
 		if ((sh.sh_flags & SHF_EXECINSTR) && off >= sh.sh_offset &&
-		    off - sh.sh_offset < sh.sh_size)
-			return 1;
+		    off - sh.sh_offset < sh.sh_size) {
+			if (sh.sh_offset > code->off)
+				*sec = sh.sh_offset;
+			return 0;
+		}
 	}
-	return 0;
+	return -1;
 }
 
 /* ---- .eh_frame_hdr and the FDEs it points at ---- */
@@ -319,12 +328,20 @@ static int sc_fde_range(const struct sc_elf *e, uint64_t fde, uint64_t *range)
 	return sc_encoded(e, &off, enc, &v) || sc_encoded(e, &off, enc & 0x0f, range) ? -1 : 0;
 }
 
-/* The function that covers vaddr: its start, or -1 (none, or unreadable). */
-static int sc_function(const struct sc_elf *e, uint64_t vaddr, uint64_t *start)
+/*
+ * Where decoding starts to reach vaddr: the start of the function whose
+ * unwind entry covers it; else the end of the last function before it,
+ * or floor (its section's start), whichever is later: code without an
+ * unwind entry (crtstuff's __do_global_dtors_aux is in every program;
+ * assembly without CFI) is decoded the way objdump does, from the last
+ * boundary known.  -1 when an entry does not parse.
+ */
+static int sc_start(const struct sc_elf *e, uint64_t vaddr, uint64_t floor, uint64_t *start)
 {
-	uint64_t lo = 0, hi = e->nfde, range;
+	uint64_t lo = 0, hi = e->nfde, range, fn;
 	int32_t ent[2];
 
+	*start = floor;
 	/* the last entry whose start is <= vaddr */
 	while (lo < hi) {
 		uint64_t mid = lo + (hi - lo) / 2;
@@ -336,12 +353,17 @@ static int sc_function(const struct sc_elf *e, uint64_t vaddr, uint64_t *start)
 		else
 			hi = mid;
 	}
-	if (!lo || sc_get(e, e->table_off + (lo - 1) * 8, ent, 8))
+	if (!lo)
+		return 0;
+	if (sc_get(e, e->table_off + (lo - 1) * 8, ent, 8))
 		return -1;
-	*start = e->hdr_vaddr + (uint64_t)(int64_t)ent[0];
-	if (sc_fde_range(e, e->hdr_vaddr + (uint64_t)(int64_t)ent[1], &range) ||
-	    vaddr - *start >= range)
+	fn = e->hdr_vaddr + (uint64_t)(int64_t)ent[0];
+	if (sc_fde_range(e, e->hdr_vaddr + (uint64_t)(int64_t)ent[1], &range))
 		return -1;
+	if (vaddr - fn < range)
+		*start = fn;
+	else if (fn + range > floor)
+		*start = fn + range;
 	return 0;
 }
 
@@ -438,14 +460,14 @@ int syscan_have_decoder(void)
 
 /* Is the candidate at file offset off (in code) a real system call? */
 static int sc_confirm(const struct sc_elf *e, const struct sc_range *code, uint64_t off,
-		      struct buf *why)
+		      uint64_t sec, struct buf *why)
 {
 	uint64_t vaddr = code->vaddr + (off - code->off), start, fo;
 
-	if (sc_function(e, vaddr, &start) || sc_off(e, start, &fo) || fo < code->off ||
-	    fo > off) {
-		err_fail(why, "system-call bytes outside any function's unwind entry, at 0x%" PRIx64,
-			 vaddr);
+	if (sc_start(e, vaddr, code->vaddr + (sec - code->off), &start) ||
+	    sc_off(e, start, &fo) || fo < code->off || fo > off) {
+		err_fail(why, "system-call bytes at 0x%" PRIx64 " in code whose unwind "
+			 "entry does not parse", vaddr);
 		return 1;
 	}
 	if (!sc_decoder()) {
@@ -474,12 +496,14 @@ static int sc_scan(const struct sc_elf *e, struct buf *why)
 			while ((p = memmem(p, (size_t)(end - p), pairs[k], 2))) {
 				uint64_t off = (uint64_t)(p - e->p);
 
+				uint64_t sec;
+
 				p++;
-				if (!sc_in_code_section(e, off))
+				if (sc_code_section(e, c, off, &sec))
 					continue;
 				if (--budget < 0)
 					return err_fail(why, "too many system-call byte pairs"), 1;
-				if (sc_confirm(e, c, off, why))
+				if (sc_confirm(e, c, off, sec, why))
 					return 1;
 			}
 		}
