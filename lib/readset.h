@@ -16,15 +16,18 @@
  *    read that has no identity (/proc, /sys, devices other than null,
  *    zero, full, random, urandom), no file it read was modified within
  *    RS_RACY_NS of the command's start or while it ran (its identity
- *    could not tell that change from the next), and no process read the
- *    real-time clock with the answer pipes as its output.  Only a pure
+ *    could not tell that change from the next), no process read the
+ *    real-time clock with the answer pipes as its output, and no
+ *    program or library it mapped (HELLO, READ with TL_MAPPED but not
+ *    TL_SYSTEM) has system-call instructions of its own (syscan.h: its
+ *    reads are invisible to the tracer).  Only a pure
  *    answer is speculated, memoized or cached.
  *  - RS_IMPURE: it wrote something that outlived it, or acted on another
  *    process or the system (a TL_IMPURE event).  Never run ahead of
  *    need, never reused, never cached.
  *  - RS_OPAQUE: the trace cannot vouch for it (an untraced process, a
  *    call the tracer does not model, a racy or changing input, the
- *    clock).  Used once, as $(shell) uses it, and never again.
+ *    clock, code that enters the kernel itself).  Used once, as $(shell) uses it, and never again.
  * Entries are kept only for a pure verdict: the paths read (identity, or
  * absence), the directories listed, the programs run, and VALUE inputs.
  *

@@ -40,7 +40,10 @@
  *    EXEC/EXECFAIL (the exec family with glibc's PATH walk, each miss a
  *    negative READ), SPAWN (posix_spawn, posix_spawnp, and system() and
  *    popen() re-implemented on it so that their shell is traced);
- *  - the dynamic loader: every loaded object, /etc/ld.so.cache,
+ *  - the dynamic loader: every loaded object (READ, TL_MAPPED: the runner
+ *    scans it for system-call instructions of its own, lib/syscan.h; the
+ *    C library, the loader and this library flagged TL_SYSTEM, known by
+ *    address), /etc/ld.so.cache,
  *    /etc/ld.so.preload, and the directories it searches (LD_LIBRARY_PATH,
  *    DT_RPATH/DT_RUNPATH with $ORIGIN, the system directories, their
  *    hwcaps subdirectories); objects loaded later (dlopen with a path,
@@ -63,7 +66,9 @@
  *    posix_spawn file actions that open files or change directory,
  *    statfs/statvfs, sysinfo, inotify/fanotify, mount, chroot,
  *    name_to_handle_at, catopen, getdate, gethostid, getdomainname,
- *    tempnam, freopen of a stream's own file;
+ *    tempnam, freopen of a stream's own file, code made at run time
+ *    (mmap or mprotect with PROT_EXEC by the program, not the loader)
+ *    and a file mapped MAP_SHARED with PROT_WRITE (hooks_mem.c);
  *  - a hook entered from inside the tracer's own bookkeeping (a signal
  *    handler), and objects loaded by a fork child before it execs;
  *  - anything that cannot be named (a path relative to an unnamed
