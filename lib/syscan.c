@@ -642,15 +642,25 @@ int syscan_entry_decode(const void *p, size_t n, const struct tl_event *id, int 
 	return 0;
 }
 
-/* The store's subdirectory for the results, or -1 (then none is kept). */
+/*
+ * Under sc_lock: the store's subdirectory for the results, or -1 (then
+ * none is kept).  Opened once per process (about 0.5 ms of checks); a
+ * process forked from this one shares the descriptor, which only reads
+ * and writes whole files by name.
+ */
 static int sc_store(void)
 {
-	int dirfd = store_open("", 1, NULL), sub;
+	static int sub = -2;
+	int dirfd;
 
-	if (dirfd < 0)
-		return -1;
-	sub = store_subdir(dirfd, "syscan", NULL);
-	close(dirfd);
+	if (sub != -2)
+		return sub;
+	sub = -1;
+	dirfd = store_open("", 1, NULL);
+	if (dirfd >= 0) {
+		sub = store_subdir(dirfd, "syscan", NULL);
+		close(dirfd);
+	}
 	return sub;
 }
 
@@ -719,7 +729,7 @@ int syscan_object(const char *path, const struct tl_event *id, struct buf *why)
 {
 	struct buf reason = BUF_INIT;
 	struct sc_slot *s;
-	int r, sub = -1;
+	int r, sub;
 
 	pthread_mutex_lock(&sc_lock);
 	s = sc_slot(id);
@@ -730,8 +740,6 @@ int syscan_object(const char *path, const struct tl_event *id, struct buf *why)
 			if (r < 0) {
 				/* not what the trace saw: judged, not kept */
 				pthread_mutex_unlock(&sc_lock);
-				if (sub >= 0)
-					close(sub);
 				if (why)
 					buf_add(why, reason.data, reason.len);
 				buf_release(&reason);
@@ -747,8 +755,6 @@ int syscan_object(const char *path, const struct tl_event *id, struct buf *why)
 	if (r == SYSCAN_RAW && why)
 		buf_addstr(why, s->reason);
 	pthread_mutex_unlock(&sc_lock);
-	if (sub >= 0)
-		close(sub);
 	buf_release(&reason);
 	return r;
 }
