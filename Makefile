@@ -131,6 +131,7 @@ t/helpers/%: t/helpers/%.c $(CORE_LIB)
 	$(CC) $(ALL_CFLAGS) -o $@ $< $(CORE_LIB) $(ALL_LDFLAGS) $(YAML_LIBS)
 
 TEST_HELPERS = $(patsubst %.c,%,$(wildcard t/helpers/*.c))
+t/helpers/rawread t/helpers/jitread: t/helpers/rawsys.h
 # the tracer's test preloads the tracer into its probe
 t/unit/test-trace.t: $(TRACER) t/helpers/trace-probe
 

@@ -11,26 +11,7 @@
 #     (trace/hooks_mem.c).
 . "$(dirname "$0")/lib.sh"
 
-mkdir sh as
-variant_mk() { # file: stdin with FN replaced, into both directories
-	tl_text=$(cat)
-	printf '%s\n' "$tl_text" | sed 's/FN/shell/g' | write_mk "sh/$1"
-	printf '%s\n' "$tl_text" | sed 's/FN/async-shell/g' | write_mk "as/$1"
-}
-both() { # cmd...: run in both directories
-	(cd sh && "$@") && (cd as && "$@")
-}
-run_both() {
-	for d in sh as; do
-		(cd $d && run_make "$@"; echo "$make_status" >.status)
-		cp $d/out $d.out; cp $d/err $d.err
-	done
-	sh_status=$(cat sh/.status); as_status=$(cat as/.status)
-}
-same_answers() {
-	expect_eq "$sh_status" "$as_status" "make's status (\$(shell) vs async-shell)" &&
-	expect_eq "$(grep -v '^make' sh.out)" "$(grep -v '^make' as.out)" "output (\$(shell) vs async-shell)"
-}
+mkdir sh as # t/lib.sh: variant_mk, both, run_both, same_answers
 cfgline=
 [ -n "${TEST_START_METHOD:-}" ] && cfgline="start_method: $TEST_START_METHOD"
 for d in sh as; do
@@ -39,18 +20,18 @@ done
 RAW=$TEST_HELPERDIR/rawread
 JIT=$TEST_HELPERDIR/jitread
 
+# case_mk BODY: the makefile of one case, its calls in BODY
+case_mk() {
+	printf 'ASYNC_COMPILE_CONFIG := c.yaml\nload @PLUGIN@\n%s\nall: ; @:\n' "$1" | variant_mk Makefile
+}
+
 # -- memo: the same command twice in one make, the file changed between
 for cmd in "$RAW" "$JIT mmap" "$JIT mprotect"; do
 	name=${cmd##*/}
-	variant_mk Makefile <<EOF2
-ASYNC_COMPILE_CONFIG := c.yaml
-load @PLUGIN@
-A := \$(FN $cmd data.txt)
+	case_mk "A := \$(FN $cmd data.txt)
 \$(file >data.txt,two)
 B := \$(FN $cmd data.txt)
-\$(info A=\$(A) B=\$(B))
-all: ; @:
-EOF2
+\$(info A=\$(A) B=\$(B))"
 	both sh -c 'echo one >data.txt'
 	run_both
 	ok "$name: the second call sees the file changed between them" \
@@ -62,13 +43,8 @@ done
 # -- speculation and the cache: the file changes between makes
 for cmd in "$RAW" "$JIT mmap" "$JIT mprotect"; do
 	name=${cmd##*/}
-	variant_mk Makefile <<EOF2
-ASYNC_COMPILE_CONFIG := c.yaml
-load @PLUGIN@
-X := \$(FN $cmd data.txt)
-\$(info X=\$(X))
-all: ; @:
-EOF2
+	case_mk "X := \$(FN $cmd data.txt)
+\$(info X=\$(X))"
 	for v in 1 2 3; do
 		# a new identity each time (size, and mtime or not)
 		both sh -c "printf 'v%0${v}d\n' $v >data.txt"
@@ -85,13 +61,8 @@ EOF2
 done
 
 # -- a file mapped shared and writable: opaque, and the reason says so
-variant_mk Makefile <<EOF2
-ASYNC_COMPILE_CONFIG := c.yaml
-load @PLUGIN@
-X := \$(FN $JIT shared data.txt)
-\$(info X=\$(X))
-all: ; @:
-EOF2
+case_mk "X := \$(FN $JIT shared data.txt)
+\$(info X=\$(X))"
 both sh -c 'echo shared >data.txt'
 ASYNC_COMPILE_DEBUG=1 run_both
 ok "a shared writable mapping: the same as \$(shell)" same_answers

@@ -13,15 +13,14 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
-#include <sys/syscall.h>
 #include <unistd.h>
+
+#include "rawsys.h"
 
 /* mov %rdi,%rax; mov %rsi,%rdi; mov %rdx,%rsi; mov %rcx,%rdx; syscall; ret */
 static const unsigned char jitread_stub[] = {
 	0x48, 0x89, 0xf8, 0x48, 0x89, 0xf7, 0x48, 0x89, 0xd6, 0x48, 0x89, 0xca, 0x0f, 0x05, 0xc3
 };
-
-typedef long (*jitread_fn)(long, long, long, long);
 
 static int jitread_shared(const char *path)
 {
@@ -42,10 +41,7 @@ static int jitread_shared(const char *path)
 
 int main(int argc, char **argv)
 {
-	char buf[4096];
 	void *mem;
-	jitread_fn sys;
-	long fd, n;
 
 	if (argc != 3)
 		return 2;
@@ -65,12 +61,5 @@ int main(int argc, char **argv)
 		if (mprotect(mem, 4096, PROT_READ | PROT_EXEC))
 			return 1;
 	}
-	sys = (jitread_fn)mem;
-	fd = sys(SYS_openat, AT_FDCWD, (long)argv[2], O_RDONLY);
-	if (fd < 0)
-		return 1;
-	while ((n = sys(SYS_read, fd, (long)buf, sizeof buf)) > 0)
-		fwrite(buf, 1, (size_t)n, stdout);
-	sys(SYS_close, fd, 0, 0);
-	return n < 0;
+	return rawsys_print((rawsys_fn)mem, argv[2]);
 }

@@ -5,9 +5,7 @@
  * runtime does the same).  lib/syscan.c must find the instruction and
  * make the run opaque.
  */
-#include <fcntl.h>
-#include <stdio.h>
-#include <sys/syscall.h>
+#include "rawsys.h"
 
 static long rawread_sys(long nr, long a, long b, long c)
 {
@@ -20,16 +18,5 @@ static long rawread_sys(long nr, long a, long b, long c)
 
 int main(int argc, char **argv)
 {
-	char buf[4096];
-	long fd, n;
-
-	if (argc != 2)
-		return 2;
-	fd = rawread_sys(SYS_openat, AT_FDCWD, (long)argv[1], O_RDONLY);
-	if (fd < 0)
-		return 1;
-	while ((n = rawread_sys(SYS_read, fd, (long)buf, sizeof buf)) > 0)
-		fwrite(buf, 1, (size_t)n, stdout);
-	rawread_sys(SYS_close, fd, 0, 0);
-	return n < 0;
+	return argc == 2 ? rawsys_print(rawread_sys, argv[1]) : 2;
 }
