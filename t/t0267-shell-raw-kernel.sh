@@ -8,7 +8,9 @@
 #     instructions (lib/syscan.c finds them in its executable);
 #   jitread MODE FILE: the same reads by code made at run time (mmap
 #     PROT_EXEC, or mprotect), and a file mapped shared and writable
-#     (trace/hooks_mem.c).
+#     (trace/hooks_mem.c);
+#   goread FILE: a cgo program reading with os.ReadFile, ending through
+#     the C library's exit (built where the Go toolchain is).
 . "$(dirname "$0")/lib.sh"
 
 mkdir sh as # t/lib.sh: variant_mk, both, run_both, same_answers
@@ -19,6 +21,13 @@ for d in sh as; do
 done
 RAW=$TEST_HELPERDIR/rawread
 JIT=$TEST_HELPERDIR/jitread
+GOREAD=$TEST_HELPERDIR/goread
+set -- "$RAW" "$JIT mmap" "$JIT mprotect"
+if [ -x "$GOREAD" ]; then
+	set -- "$@" "$GOREAD"
+else
+	skip "no Go toolchain (golang-go): the cgo program t/helpers/goread was not built"
+fi
 
 # case_mk BODY: the makefile of one case, its calls in BODY
 case_mk() {
@@ -26,7 +35,7 @@ case_mk() {
 }
 
 # -- memo: the same command twice in one make, the file changed between
-for cmd in "$RAW" "$JIT mmap" "$JIT mprotect"; do
+for cmd in "$@"; do
 	name=${cmd##*/}
 	case_mk "A := \$(FN $cmd data.txt)
 \$(file >data.txt,two)
@@ -41,7 +50,7 @@ B := \$(FN $cmd data.txt)
 done
 
 # -- speculation and the cache: the file changes between makes
-for cmd in "$RAW" "$JIT mmap" "$JIT mprotect"; do
+for cmd in "$@"; do
 	name=${cmd##*/}
 	case_mk "X := \$(FN $cmd data.txt)
 \$(info X=\$(X))"
@@ -54,6 +63,7 @@ for cmd in "$RAW" "$JIT mmap" "$JIT mprotect"; do
 	done
 	case $name in
 	rawread) why="enters the kernel itself: .*rawread (a system-call instruction at 0x";;
+	goread) why="enters the kernel itself: .*goread (a Go program";;
 	*) why="code made at run time";;
 	esac
 	ok "$name: the answer is not kept, and the reason says why" expect_grep "$why" as.err
