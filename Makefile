@@ -294,7 +294,7 @@ clean:
 	rm -f $(PLUGIN) $(WORKER) $(TRACER) $(CORE_DIRS:=/*.o) plugin/*.o \
 		t/unit/*.t $(TEST_HELPERS) $(CORE_LIB) $(FLAGS_STAMP) \
 		examples/demo/*.o examples/demo/wordstat
-	rm -rf build/asan build/fuzz build/faults build/valgrind build/stress
+	rm -rf build/asan build/fuzz build/faults build/valgrind build/stress build/gocache build/gopath
 
 .PHONY: all check check-man check-unit check-shell check-stress check-make-suite check-asan check-valgrind check-fuzz \
 	test-build install uninstall demo bench clean
