@@ -406,43 +406,77 @@ static int sc_decoder(void)
 }
 
 /*
+ * Where decoding stands: candidates are confirmed in address order, and
+ * the next one in the same function (same start) goes on from the last
+ * instruction decoded, not from the function's start again: cc1's 161
+ * candidates cost one pass over the functions that hold them.
+ */
+struct sc_cursor {
+	uint64_t start;           /* the function (or gap) decoded from */
+	const uint8_t *p;
+	size_t left;
+	uint64_t addr;            /* of p */
+	int valid;
+	cs_insn *in;
+};
+
+/*
  * Decode from the function's start (file offset fo, address start) to
  * vaddr; 1 if the instruction covering vaddr enters the kernel, or the
  * decoder stopped first.
  */
 static int sc_decode(const struct sc_elf *e, const struct sc_range *code, uint64_t fo,
-		     uint64_t start, uint64_t vaddr)
+		     uint64_t start, uint64_t vaddr, struct sc_cursor *cur)
 {
-	const uint8_t *p = e->p + fo;
-	size_t left = (size_t)(code->end - fo);
-	uint64_t addr = start;
-	cs_insn *in = sc_cs.malloc_insn(sc_cs.handle);
-	int real = 1;
+	cs_insn *in = cur->in;
 
 	if (!in)
+		in = cur->in = sc_cs.malloc_insn(sc_cs.handle);
+	if (!in)
 		return 1;
-	while (sc_cs.iter(sc_cs.handle, &p, &left, &addr, in)) {
+	if (!cur->valid || cur->start != start || cur->addr > vaddr) {
+		cur->valid = 1;
+		cur->start = start;
+		cur->p = e->p + fo;
+		cur->left = (size_t)(code->end - fo);
+		cur->addr = start;
+	}
+	while (sc_cs.iter(sc_cs.handle, &cur->p, &cur->left, &cur->addr, in)) {
 		if (in->address + in->size <= vaddr)
 			continue;
-		real = in->id == X86_INS_SYSCALL || in->id == X86_INS_SYSENTER ||
+		return in->id == X86_INS_SYSCALL || in->id == X86_INS_SYSENTER ||
 		       (in->id == X86_INS_INT && in->size >= 2 && in->bytes[in->size - 2] == 0xcd &&
 			in->bytes[in->size - 1] == 0x80);
-		break;
 	}
-	sc_cs.free_insn(in, 1);
-	return real;
+	cur->valid = 0;
+	return 1;
+}
+
+static void sc_cursor_end(struct sc_cursor *cur)
+{
+	if (cur->in)
+		sc_cs.free_insn(cur->in, 1);
 }
 #else
+struct sc_cursor {
+	int unused;
+};
+
 static int sc_decoder(void)
 {
 	return 0;
 }
 
 static int sc_decode(const struct sc_elf *e, const struct sc_range *code, uint64_t fo,
-		     uint64_t start, uint64_t vaddr)
+		     uint64_t start, uint64_t vaddr, struct sc_cursor *cur)
 {
-	(void)e, (void)code, (void)fo, (void)start, (void)vaddr;
+	(void)e, (void)code, (void)fo, (void)start, (void)vaddr, (void)cur;
 	return 1;
+}
+
+static void sc_cursor_end(struct sc_cursor *cur)
+{
+	(void)cur;
 }
 #endif
 
@@ -460,7 +494,7 @@ int syscan_have_decoder(void)
 
 /* Is the candidate at file offset off (in code) a real system call? */
 static int sc_confirm(const struct sc_elf *e, const struct sc_range *code, uint64_t off,
-		      uint64_t sec, struct buf *why)
+		      uint64_t sec, struct sc_cursor *cur, struct buf *why)
 {
 	uint64_t vaddr = code->vaddr + (off - code->off), start, fo;
 
@@ -475,39 +509,67 @@ static int sc_confirm(const struct sc_elf *e, const struct sc_range *code, uint6
 			 "to tell an instruction from data", vaddr);
 		return 1;
 	}
-	if (sc_decode(e, code, fo, start, vaddr)) {
+	if (sc_decode(e, code, fo, start, vaddr, cur)) {
 		err_fail(why, "a system-call instruction at 0x%" PRIx64, vaddr);
 		return 1;
 	}
 	return 0;
 }
 
-static int sc_scan(const struct sc_elf *e, struct buf *why)
+static int sc_cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* One executable segment: its candidates, in address order. */
+static int sc_scan_range(const struct sc_elf *e, const struct sc_range *c, long *budget,
+			 struct buf *why)
 {
 	static const char pairs[3][2] = { { 0x0f, 0x05 }, { 0x0f, 0x34 }, { (char)0xcd, (char)0x80 } };
-	long budget = SC_MAX_CANDIDATES;
+	struct buf offs = BUF_INIT;
+	struct sc_cursor cur;
+	size_t n;
+	int r = 0;
 
-	for (int i = 0; i < e->ncode; i++) {
-		const struct sc_range *c = &e->code[i];
+	for (int k = 0; k < 3 && !r; k++) {
+		const unsigned char *p = e->p + c->off, *end = e->p + c->end;
 
-		for (int k = 0; k < 3; k++) {
-			const unsigned char *p = e->p + c->off, *end = e->p + c->end;
+		while ((p = memmem(p, (size_t)(end - p), pairs[k], 2))) {
+			uint64_t off = (uint64_t)(p - e->p);
 
-			while ((p = memmem(p, (size_t)(end - p), pairs[k], 2))) {
-				uint64_t off = (uint64_t)(p - e->p);
-
-				uint64_t sec;
-
-				p++;
-				if (sc_code_section(e, c, off, &sec))
-					continue;
-				if (--budget < 0)
-					return err_fail(why, "too many system-call byte pairs"), 1;
-				if (sc_confirm(e, c, off, sec, why))
-					return 1;
+			p++;
+			if (--*budget < 0) {
+				r = err_fail(why, "too many system-call byte pairs");
+				break;
 			}
+			buf_add(&offs, &off, sizeof off);
 		}
 	}
+	n = offs.len / sizeof(uint64_t);
+	if (!r && n)
+		qsort(offs.data, n, sizeof(uint64_t), sc_cmp_u64);
+	memset(&cur, 0, sizeof cur);
+	for (size_t i = 0; !r && i < n; i++) {
+		uint64_t off, sec;
+
+		memcpy(&off, offs.data + i * sizeof off, sizeof off);
+		if (!sc_code_section(e, c, off, &sec))
+			r = sc_confirm(e, c, off, sec, &cur, why);
+	}
+	sc_cursor_end(&cur);
+	buf_release(&offs);
+	return r ? 1 : 0;
+}
+
+static int sc_scan(const struct sc_elf *e, struct buf *why)
+{
+	long budget = SC_MAX_CANDIDATES;
+
+	for (int i = 0; i < e->ncode; i++)
+		if (sc_scan_range(e, &e->code[i], &budget, why))
+			return 1;
 	return 0;
 }
 

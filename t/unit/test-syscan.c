@@ -127,6 +127,8 @@ static void crafted(int decoder)
 	static const struct fn split[] = { { 0, 6 }, { 6, 3 } };
 	static const struct fn first[] = { { 0, 6 } };
 	static const unsigned char clean[] = { 0x31, 0xc0, 0xc3 };
+	/* movabs $0x800000cd050f...,%rax; ret: "0f 05" and "cd 80" in one immediate */
+	static const unsigned char both[] = { 0x48, 0xb8, 0x0f, 0x05, 0xcd, 0x80, 0, 0, 0, 0, 0xc3 };
 
 	is_int(scan(clean, sizeof clean, whole, 1, 0), SYSCAN_CLEAN,
 	       "an object without system-call bytes is clean");
@@ -157,6 +159,10 @@ static void crafted(int decoder)
 	       "a syscall in the second function, after a false pair in the first");
 	is_int(scan(imm, sizeof imm, NULL, 0, 0), SYSCAN_CLEAN,
 	       "a false pair in code without an unwind entry (crtstuff's) is not one");
+	is_int(scan(two, sizeof two, whole, 1, 0), SYSCAN_RAW,
+	       "one function: a false pair, then a real syscall (decoding goes on)");
+	is_int(scan(both, sizeof both, whole, 1, 0), SYSCAN_CLEAN,
+	       "two false pairs inside one instruction, then a ret");
 }
 
 /* Each broken structure turns a clean object raw (and nothing faults). */
