@@ -264,4 +264,27 @@ ASYNC_COMPILE_CONFIG=$TRASH/trace.yaml run_make
 ASYNC_COMPILE_CONFIG=$TRASH/trace.yaml run_make
 ok "trace: the speculated job is marked" expect_grep '"cat":"speculated"' trace.json
 
+# dkms copies the module into a fresh build directory for every build; the
+# probes only make and remove scratch in it (and pass through it: cd).
+# A directory passed through is
+# an input by its existence, type and mode only, so the answers hold.
+mkdir dkms-src
+write_mk dkms-src/Makefile <<'EOF2'
+load @PLUGIN@
+try-run = $(async-shell set -e; T=.tmp_$$$$; mkdir -p $$T; if ($(1)) >/dev/null 2>&1; then echo "$(2)"; else echo "$(3)"; fi; rm -rf $$T)
+A := $(call try-run,cd $(CURDIR) && touch $$T/x && test -f $$T/x,yes,no)
+B := $(call try-run,test -f $$T/none,yes,no)
+$(info dkms: $(A) $(B))
+all: ; @echo $(async-stats)
+EOF2
+for i in 1 2 3; do
+	# the new copy is made before the old goes: another inode
+	cp -r dkms-src dkms-build.new && rm -rf dkms-build && mv dkms-build.new dkms-build
+	cd dkms-build && run_make
+	cd .. && cp dkms-build/out out && cp dkms-build/err err
+done
+ok "a fresh build directory each run: make succeeds" expect_make_ok
+ok "a fresh build directory each run: the answers" expect_grep '^dkms: yes no$' out
+ok "a fresh build directory each run: both speculated and used" stats_are "2 2 0 0 0"
+
 done_testing
