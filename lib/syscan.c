@@ -706,9 +706,10 @@ int syscan_entry_decode(const void *p, size_t n, const struct tl_event *id, int 
 
 /*
  * Under sc_lock: the store's subdirectory for the results, or -1 (then
- * none is kept).  Opened once per process (about 0.5 ms of checks); a
- * process forked from this one shares the descriptor, which only reads
- * and writes whole files by name.
+ * none is kept).  The per-user store is used only if it exists (the
+ * record and the cache make it): a scan never creates it.  Opened once
+ * per process (about 0.5 ms of checks); a process forked from this one
+ * shares the descriptor, which only reads and writes whole files by name.
  */
 static int sc_store(void)
 {
@@ -718,7 +719,7 @@ static int sc_store(void)
 	if (sub != -2)
 		return sub;
 	sub = -1;
-	dirfd = store_open("", 1, NULL);
+	dirfd = store_open("", 0, NULL);
 	if (dirfd >= 0) {
 		sub = store_subdir(dirfd, "syscan", NULL);
 		close(dirfd);

@@ -33,8 +33,9 @@
  *
  * Results are kept by the file's identity (dev, ino, size, mtime,
  * ctime): in memory for the process's life, and in the per-user store
- * (store.h, subdirectory "syscan") for the next process, so an object
- * is scanned once per change.  Thread-safe (one lock).
+ * (store.h, subdirectory "syscan"; the default store, when it exists)
+ * for the next process, so an object is scanned once per change.
+ * Thread-safe (one lock).
  */
 #ifndef ASYNC_SYSCAN_H
 #define ASYNC_SYSCAN_H

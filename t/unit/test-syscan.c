@@ -322,8 +322,14 @@ int main(int argc, char **argv)
 	}
 	if (!mkdtemp(dir))
 		return 1;
+	/* the store exists (the record makes it): scans are kept there */
 	snprintf(cache, sizeof cache, "%s/cache", dir);
 	setenv("XDG_CACHE_HOME", cache, 1);
+	if (mkdir(cache, 0700))
+		return 1;
+	snprintf(cache, sizeof cache, "%s/cache/asynccompile", dir);
+	if (mkdir(cache, 0700))
+		return 1;
 	crafted(decoder);
 	malformed(decoder);
 	entries();
