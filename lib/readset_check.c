@@ -158,6 +158,18 @@ static int rs_holds(const struct rs_entry *e)
 	       e->ctime_ns == (int64_t)sb.st_ctim.tv_sec * 1000000000 + sb.st_ctim.tv_nsec;
 }
 
+int readset_env(const void *p, size_t n, uint64_t *env)
+{
+	struct wire_reader r;
+	const char *reason;
+	size_t rlen;
+	uint32_t count;
+	int verdict;
+
+	wire_reader_init(&r, p, n);
+	return rs_get_head(&r, &verdict, env, &reason, &rlen, &count, NULL);
+}
+
 int readset_verdict(const void *p, size_t n)
 {
 	int verdict;

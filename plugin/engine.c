@@ -28,6 +28,7 @@
 #include "plugin/fatal.h"
 #include "plugin/jobtab.h"
 #include "plugin/log.h"
+#include "plugin/guard.h"
 #include "plugin/reexec.h"
 #include "plugin/slots.h"
 #include "plugin/spawn.h"
@@ -175,7 +176,7 @@ void engine_submit(struct job *j)
 int engine_owns(void *ctx, pid_t pid)
 {
 	(void)ctx;
-	return E.backend && E.backend->ops->owns(E.backend, pid);
+	return (E.backend && E.backend->ops->owns(E.backend, pid)) || guard_owns(pid);
 }
 
 /* Lock held.  A queued job goes to the head of the queue. */

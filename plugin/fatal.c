@@ -11,7 +11,8 @@
  * So a handler of ours runs in front of make's, on make's thread (every
  * other thread blocks these signals): it marks the plugin dying, gives
  * back every token the record of reexec.c holds (open, write and close
- * are async-signal-safe), wakes the I/O thread, which from then on takes
+ * are async-signal-safe), tells the token guard to go (guard.h: make's
+ * handler may wait for its children), wakes the I/O thread, which from then on takes
  * no token, starts no job, restarts no pool and ends the pool it has, and
  * then calls make's handler, which goes on as before.
  *
@@ -27,6 +28,7 @@
 #include <unistd.h>
 
 #include "plugin/fatal.h"
+#include "plugin/guard.h"
 #include "plugin/reexec.h"
 
 static const int fatal_sigs[] = { SIGHUP, SIGINT, SIGQUIT, SIGTERM, SIGXCPU, SIGXFSZ };
@@ -53,6 +55,8 @@ static void fatal_handler(int sig, siginfo_t *si, void *uc)
 		/* before the record is emptied: see reexec.c */
 		__atomic_store_n(&fatal_flag, 1, __ATOMIC_SEQ_CST);
 		reexec_give_back_held();
+		/* make's handler may wait for its children: the guard goes now */
+		guard_fatal();
 		fd = __atomic_load_n(&fatal_wake_fd, __ATOMIC_SEQ_CST);
 		if (fd >= 0)
 			(void)!write(fd, "", 1);

@@ -6,7 +6,8 @@
 /*
  * fatal.c: make's fatal signals (HUP, INT, QUIT, TERM, XCPU, XFSZ).
  * fatal_init: at load, on make's thread: a handler in front of make's that
- * gives back the held tokens, marks the plugin dying and writes a byte to
+ * gives back the held tokens, ends the token guard (guard.h), marks the
+ * plugin dying and writes a byte to
  * the descriptor of fatal_set_wake (the I/O thread's wake pipe; -1:
  * none).  fatal_dying: from then on no token is taken, no job started and
  * no pool restarted.  fatal_release: make's handlers back (at unload).

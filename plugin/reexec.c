@@ -17,8 +17,8 @@
  *
  *     ASYNCCOMPILE_HELD_TOKENS=PID.START:SLOTS
  *
- * SLOTS is REEXEC_MAX pairs of characters, one per token held: its byte
- * in hex, or "--" for a free slot.  The length never changes (execve()
+ * SLOTS is HELDTOK_MAX pairs of characters, one per token held: its byte
+ * in hex, or "--" for a free slot (lib/heldtok.h).  The length never changes (execve()
  * measures each string before it copies it), a change writes one pair,
  * and a freed slot is the next one taken: a token given back and another
  * taken next land in the same pair, so a copy made during the change
@@ -27,7 +27,7 @@
  * START are its own; any other process that inherits the string (a job, a
  * recipe, a sub-make) sees another PID or START and only drops it.
  *
- * Limits: at most REEXEC_MAX tokens are remembered.  A token given back in
+ * Limits: at most HELDTOK_MAX tokens are remembered.  A token given back in
  * the microseconds between execve()'s copy of the environment and the end
  * of the old image is given back twice.  The new image gives the tokens
  * back at load, when the old image's jobs may still be dying (their pool
@@ -45,97 +45,82 @@
  * held.  What the handler cannot see is lost with the process: a token
  * between its read() and its slot (the I/O thread looks for the dying
  * mark after filling the slot and gives it back itself, if the process
- * lives that long), one beyond REEXEC_MAX, one between its slot's release
+ * lives that long), one beyond HELDTOK_MAX, one between its slot's release
  * and its write().
+ *
+ * SIGKILL runs no handler at all.  So the string lives in memory shared
+ * with a guard process (a memfd, mapped MAP_SHARED; plugin/guard.c
+ * starts it, worker/guard.c is its code), which outlives make and, once
+ * this image has ended, empties the slots the same atomic way and gives
+ * their tokens back.  The exchange makes the handler, the guard and the
+ * I/O thread agree on who gives each token back.  A guarded record ends
+ * in "g" (else "-"): the image a re-exec starts leaves such a record's
+ * tokens to the guard, which sees the old image end on exec as on death,
+ * so they go back once, and with what the old image held at its very
+ * end rather than at execve()'s copy.  Without a memfd the string is on
+ * the heap, as before: no guard, and SIGKILL loses the tokens held.
  */
 #include <errno.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
+#include "lib/heldtok.h"
 #include "plugin/engine.h"
 #include "plugin/mk.h"
 #include "plugin/reexec.h"
 #include "plugin/log.h"
 
-#define REEXEC_NAME "ASYNCCOMPILE_HELD_TOKENS"
-#define REEXEC_MAX 256
-
-#define REEXEC_SIZE (sizeof REEXEC_NAME "=" + 48 + 2 * REEXEC_MAX)
+#define REEXEC_SIZE (sizeof HELDTOK_NAME "=" + 48 + 2 * HELDTOK_MAX + 1)
 
 /*
- * On the heap, never freed: the environment keeps pointing at it, and make
- * 4.4 may unload this object (when it remakes it) while make lives on.
+ * In the shared mapping (else on the heap), never freed: the environment
+ * keeps pointing at it, and make 4.4 may unload this object (when it
+ * remakes it) while make lives on.
  */
 static char *reexec_env;
+/* the memfd under it, close-on-exec, for the guard; -1: none */
+static int reexec_memfd = -1;
 /* SLOTS inside reexec_env, one 2-aligned word per slot; NULL: no record */
 static uint16_t *reexec_slots;
 /* free slots, stacked with the last freed on top (I/O thread only) */
-static int reexec_free[REEXEC_MAX], reexec_nfree;
-/* tokens held beyond REEXEC_MAX, in no slot (I/O thread only) */
+static int reexec_free[HELDTOK_MAX], reexec_nfree;
+/* tokens held beyond HELDTOK_MAX, in no slot (I/O thread only) */
 static unsigned reexec_overflow;
 /* where a signal handler gives the held tokens back */
 static const struct jobserver *reexec_js;
-static const char reexec_hexd[] = "0123456789abcdef";
-#define REEXEC_EMPTY 0x2d2d /* "--" in either byte order */
-
-static uint16_t reexec_pair(unsigned char tok)
-{
-	char c[2] = { reexec_hexd[tok >> 4], reexec_hexd[tok & 15] };
-	uint16_t v;
-
-	memcpy(&v, c, 2);
-	return v;
-}
 
 /* This process's start time in clock ticks (field 22 of /proc/self/stat), or 0. */
 static unsigned long long reexec_start_time(void)
 {
-	char buf[1024];
-	unsigned long long t = 0;
-	FILE *f = fopen("/proc/self/stat", "re");
-	size_t n = f ? fread(buf, 1, sizeof buf - 1, f) : 0;
-	char *p;
+	char state;
+	unsigned long flags;
+	unsigned long long t;
 
-	if (f)
-		fclose(f);
-	buf[n] = 0;
-	/* the name in parentheses may hold blanks: count fields after it */
-	p = strrchr(buf, ')');
-	for (int field = 2; p && field < 22; field++)
-		p = strchr(p + 1, ' ');
-	if (p)
-		t = strtoull(p + 1, NULL, 10);
-	return t;
-}
-
-static int reexec_unhex(int c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	return -1;
+	return heldtok_proc((long)getpid(), &state, &flags, &t) == 0 ? t : 0;
 }
 
 /* Give back what the image before us recorded, if it was this very process. */
 static void reexec_give_back(const char *v, const char *me)
 {
-	unsigned char tok[REEXEC_MAX];
+	unsigned char tok[HELDTOK_MAX];
 	size_t n = 0, mlen = strlen(me);
 	struct js_auth a;
 
 	if (strncmp(v, me, mlen) || v[mlen] != ':')
 		return;
-	for (v += mlen + 1; v[0] && v[1] && n < REEXEC_MAX; v += 2) {
-		int hi = reexec_unhex(v[0]), lo = reexec_unhex(v[1]);
+	/* the guard gives them back: it saw this image end */
+	if (heldtok_guarded(v + mlen + 1))
+		return;
+	for (v += mlen + 1; v[0] && v[1] && n < HELDTOK_MAX; v += 2) {
+		int r = heldtok_unpair(v, &tok[n]);
 
-		if (hi >= 0 && lo >= 0)
-			tok[n++] = (unsigned char)(hi << 4 | lo);
-		else if ((hi < 0 && v[0] != '-') || (lo < 0 && v[1] != '-'))
+		if (r < 0)
 			return; /* not ours after all */
+		n += (size_t)r;
 	}
 	if (!n || !js_parse_auth(getenv("MAKEFLAGS"), &a))
 		return;
@@ -148,7 +133,7 @@ static void reexec_give_back(const char *v, const char *me)
 void reexec_init(void)
 {
 	static int done;
-	const char *v = getenv(REEXEC_NAME);
+	const char *v = getenv(HELDTOK_NAME);
 	char me[48];
 
 	if (done++ || !v)
@@ -156,9 +141,30 @@ void reexec_init(void)
 	/* compare "PID.START" only: ours is the text between '=' and ':' */
 	snprintf(me, sizeof me, "%ld.%llu", (long)getpid(), reexec_start_time());
 	reexec_give_back(v, me);
-	unsetenv(REEXEC_NAME);
+	unsetenv(HELDTOK_NAME);
 	/* imported by make at startup: not for its recipes */
-	mk_eval("undefine " REEXEC_NAME);
+	mk_eval("undefine " HELDTOK_NAME);
+}
+
+/*
+ * Memory for the record: a page of a memfd shared with the guard, or the
+ * heap.  One byte of slack is left for reexec_arm to put SLOTS on an
+ * even address.
+ */
+static char *reexec_memory(void)
+{
+	void *m;
+	int fd = memfd_create("asynccompile-held-tokens", MFD_CLOEXEC);
+
+	if (fd >= 0 && ftruncate(fd, REEXEC_SIZE + 1) == 0 &&
+	    (m = mmap(NULL, REEXEC_SIZE + 1, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0)) !=
+		    MAP_FAILED) {
+		reexec_memfd = fd;
+		return m;
+	}
+	if (fd >= 0)
+		close(fd);
+	return malloc(REEXEC_SIZE + 1);
 }
 
 void reexec_arm(void)
@@ -172,21 +178,39 @@ void reexec_arm(void)
 	if (done++)
 		return;
 	start = reexec_start_time();
-	len = snprintf(NULL, 0, "%s=%ld.%llu:", REEXEC_NAME, pid, start);
-	if (len < 0 || (size_t)len >= REEXEC_SIZE - 2 * REEXEC_MAX ||
-	    !(base = malloc(REEXEC_SIZE + 1)))
+	len = snprintf(NULL, 0, "%s=%ld.%llu:", HELDTOK_NAME, pid, start);
+	if (len < 0 || (size_t)len >= REEXEC_SIZE - 2 * HELDTOK_MAX - 1 ||
+	    !(base = reexec_memory()))
 		return;
 	/* one byte of slack puts SLOTS on an even address */
 	reexec_env = base + (((uintptr_t)base + (size_t)len) & 1);
-	snprintf(reexec_env, REEXEC_SIZE, "%s=%ld.%llu:", REEXEC_NAME, pid, start);
+	base[0] = 0;
+	snprintf(reexec_env, REEXEC_SIZE, "%s=%ld.%llu:", HELDTOK_NAME, pid, start);
 	reexec_slots = (uint16_t *)(void *)(reexec_env + len);
-	memset(reexec_env + len, '-', 2 * REEXEC_MAX);
-	reexec_env[len + 2 * REEXEC_MAX] = 0;
-	for (int i = 0; i < REEXEC_MAX; i++)
-		reexec_free[i] = REEXEC_MAX - 1 - i; /* slot 0 on top */
-	reexec_nfree = REEXEC_MAX;
-	if (putenv(reexec_env))
+	/* the slots, and G: not guarded (yet) */
+	memset(reexec_env + len, '-', 2 * HELDTOK_MAX + 1);
+	reexec_env[len + 2 * HELDTOK_MAX + 1] = 0;
+	for (int i = 0; i < HELDTOK_MAX; i++)
+		reexec_free[i] = HELDTOK_MAX - 1 - i; /* slot 0 on top */
+	reexec_nfree = HELDTOK_MAX;
+	if (putenv(reexec_env)) {
 		reexec_slots = NULL;
+		if (reexec_memfd >= 0)
+			close(reexec_memfd);
+		reexec_memfd = -1;
+	}
+}
+
+int reexec_record_fd(void)
+{
+	return reexec_slots ? reexec_memfd : -1;
+}
+
+void reexec_guarded(int on)
+{
+	if (reexec_slots)
+		__atomic_store_n((char *)(reexec_slots + HELDTOK_MAX),
+				 on ? HELDTOK_GUARDED : '-', __ATOMIC_SEQ_CST);
 }
 
 void reexec_jobserver(const struct jobserver *js)
@@ -196,7 +220,7 @@ void reexec_jobserver(const struct jobserver *js)
 
 int reexec_hold(unsigned char tok, int delta)
 {
-	uint16_t want = reexec_pair(tok);
+	uint16_t want = heldtok_pair(tok);
 	int i;
 
 	if (!reexec_slots)
@@ -211,11 +235,11 @@ int reexec_hold(unsigned char tok, int delta)
 		return 1;
 	}
 	/* any slot with this byte will do: equal bytes are the same token */
-	for (i = 0; i < REEXEC_MAX; i++) {
+	for (i = 0; i < HELDTOK_MAX; i++) {
 		uint16_t cur = want;
 
 		if (__atomic_load_n(&reexec_slots[i], __ATOMIC_SEQ_CST) == want &&
-		    __atomic_compare_exchange_n(&reexec_slots[i], &cur, REEXEC_EMPTY, 0,
+		    __atomic_compare_exchange_n(&reexec_slots[i], &cur, HELDTOK_EMPTY, 0,
 						__ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST)) {
 			reexec_free[reexec_nfree++] = i;
 			return 1;
@@ -225,39 +249,21 @@ int reexec_hold(unsigned char tok, int delta)
 		reexec_overflow--;
 		return 1;
 	}
-	return 0; /* reexec_give_back_held() gave it back */
+	return 0; /* reexec_give_back_held() or the guard gave it back */
 }
 
 void reexec_give_back_held(void)
 {
-	unsigned char tok[REEXEC_MAX];
-	size_t n = 0;
+	unsigned char tok[HELDTOK_MAX];
+	size_t n;
 	int fd;
 
 	if (!reexec_slots || !reexec_js)
 		return;
-	for (int i = 0; i < REEXEC_MAX; i++) {
-		uint16_t v = __atomic_exchange_n(&reexec_slots[i], REEXEC_EMPTY, __ATOMIC_SEQ_CST);
-		char c[2];
-		int hi, lo;
-
-		memcpy(c, &v, 2);
-		hi = reexec_unhex(c[0]);
-		lo = reexec_unhex(c[1]);
-		if (hi >= 0 && lo >= 0)
-			tok[n++] = (unsigned char)(hi << 4 | lo);
-	}
+	n = heldtok_take_all(reexec_slots, tok);
 	/* a slot is only filled while the jobserver it came from is open */
 	if (!n || (fd = js_write_end(reexec_js)) < 0)
 		return;
-	for (size_t off = 0; off < n;) {
-		ssize_t w = write(fd, tok + off, n - off);
-
-		if (w < 0 && errno == EINTR)
-			continue;
-		if (w <= 0)
-			break;
-		off += (size_t)w;
-	}
+	(void)heldtok_write(fd, tok, n);
 	close(fd);
 }

@@ -13,6 +13,7 @@
 
 #include "lib/proto.h"
 #include "plugin/engine.h"
+#include "plugin/guard.h"
 #include "plugin/log.h"
 #include "plugin/mk.h"
 #include "plugin/request.h"
@@ -250,6 +251,9 @@ const struct config *request_prepare(const char *fn, struct situation *sit, int 
 		request_situation(fn ? fn : "async-shell", sit);
 	if (sit->in_recipe)
 		request_hooks.makefiles_read();
+	/* a parent's tokens outlive this make: guard them (before the I/O thread runs) */
+	if (start && env_js_state == 1)
+		guard_prepare();
 	if (start && engine_start(&cfg, &err) < 0) {
 		if (fn)
 			mk_fail(fn, (char *)err.data);

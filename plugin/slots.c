@@ -7,6 +7,7 @@
 #include "plugin/children.h"
 #include "plugin/engine.h"
 #include "plugin/fatal.h"
+#include "plugin/guard.h"
 #include "plugin/reexec.h"
 #include "plugin/slots.h"
 #include "plugin/log.h"
@@ -86,6 +87,8 @@ int slots_take_token(struct slots *s, unsigned char *tok)
 	 */
 	if (s->limit_running > 0)
 		return 0;
+	/* before the read: no token is held that a SIGKILL could lose */
+	guard_cover(&s->js);
 	switch (js_try_acquire(&s->js, tok)) {
 	case 1:
 		reexec_hold(*tok, 1);

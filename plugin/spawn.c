@@ -77,8 +77,14 @@ static void spawn_close4(int to[2], int from[2])
 int spawn_worker(const char *exe, char *const argv[], int board, int *to_child,
 		 int *from_child, pid_t *pid)
 {
+	return spawn_process(exe, argv, &board, board >= 0, to_child, from_child, pid);
+}
+
+int spawn_process(const char *exe, char *const argv[], const int *fds, int nfds,
+		  int *to_child, int *from_child, pid_t *pid)
+{
 	/* out of make's process group: see "Own process groups" above */
-	return start_worker(exe, argv, spawn_env, board, 1, to_child, from_child, pid);
+	return start_process(exe, argv, spawn_env, fds, nfds, 1, to_child, from_child, pid);
 }
 
 int spawn_fork_worker(int index, int board, int started_after_ms, int *to_child,

@@ -11,6 +11,9 @@
  */
 int spawn_worker(const char *exe, char *const argv[], int board, int *to_child,
 		 int *from_child, pid_t *pid);
+/* The same with nfds descriptors fds[] on its fds 3, 4, ... (pool/start.h). */
+int spawn_process(const char *exe, char *const argv[], const int *fds, int nfds,
+		  int *to_child, int *from_child, pid_t *pid);
 /*
  * Copy environ for every worker started from now on, on make's thread
  * (engine_start): workers are started from the I/O thread too, which must

@@ -26,17 +26,42 @@ int start_pipes(int to[2], int from[2])
 	return 0;
 }
 
+static void start_close(const int *fd, int n)
+{
+	for (int i = 0; i < n; i++)
+		close(fd[i]);
+}
+
 int start_worker(const char *exe, char *const argv[], char *const envp[], int board,
 		 int own_group, int *to_child, int *from_child, pid_t *pid)
+{
+	return start_process(exe, argv, envp, &board, board >= 0, own_group, to_child,
+			     from_child, pid);
+}
+
+int start_process(const char *exe, char *const argv[], char *const envp[], const int *fds,
+		  int nfds, int own_group, int *to_child, int *from_child, pid_t *pid)
 {
 	posix_spawn_file_actions_t fa;
 	posix_spawnattr_t attr;
 	sigset_t none, all;
 	int to[2], from[2], rc;
 	short flags = POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF;
+	int tmp[START_MAX_FDS], ntmp = 0;
 
-	if (start_pipes(to, from) < 0)
+	if (nfds > START_MAX_FDS) {
+		errno = EINVAL;
 		return -1;
+	}
+	while (ntmp < nfds && (tmp[ntmp] = fcntl(fds[ntmp], F_DUPFD_CLOEXEC, 3 + nfds)) >= 0)
+		ntmp++;
+	if (ntmp < nfds || start_pipes(to, from) < 0) {
+		int e = errno;
+
+		start_close(tmp, ntmp);
+		errno = e;
+		return -1;
+	}
 	sigemptyset(&none);
 	sigfillset(&all);
 	sigdelset(&all, SIGKILL);
@@ -46,11 +71,12 @@ int start_worker(const char *exe, char *const argv[], char *const envp[], int bo
 	rc = posix_spawn_file_actions_adddup2(&fa, to[0], 0);
 	if (!rc)
 		rc = posix_spawn_file_actions_adddup2(&fa, from[1], 1);
-	if (!rc && board >= 0)
-		rc = posix_spawn_file_actions_adddup2(&fa, board, 3);
+	/* copies above 3 + nfds: no fds[j] is overwritten before it is moved */
+	for (int i = 0; !rc && i < nfds; i++)
+		rc = posix_spawn_file_actions_adddup2(&fa, tmp[i], 3 + i);
 	/* nothing of the starter's (make's jobserver, other pipes) reaches it */
 	if (!rc)
-		rc = posix_spawn_file_actions_addclosefrom_np(&fa, board >= 0 ? 4 : 3);
+		rc = posix_spawn_file_actions_addclosefrom_np(&fa, 3 + nfds);
 	if (!rc)
 		rc = posix_spawnattr_setsigmask(&attr, &none);
 	if (!rc)
@@ -65,6 +91,7 @@ int start_worker(const char *exe, char *const argv[], char *const envp[], int bo
 		rc = posix_spawn(pid, exe, &fa, &attr, argv, envp ? envp : environ);
 	posix_spawn_file_actions_destroy(&fa);
 	posix_spawnattr_destroy(&attr);
+	start_close(tmp, ntmp);
 	close(to[0]);
 	close(from[1]);
 	if (rc) {

@@ -14,7 +14,12 @@
  * its own.  On success the caller owns *to_child (write to it) and
  * *from_child (read from it), and must reap *pid; returns 0.  On failure
  * returns -1 with errno and nothing is left open.
+ *
+ * start_process: the same with `nfds` (at most START_MAX_FDS)
+ * descriptors fds[] on its fds 3, 4, ... (start_worker is it with the
+ * board alone); for the guard (plugin/guard.h), which needs two.
  */
+#define START_MAX_FDS 4
 #ifndef ASYNC_START_H
 #define ASYNC_START_H
 
@@ -23,5 +28,7 @@
 int start_pipes(int to[2], int from[2]);
 int start_worker(const char *exe, char *const argv[], char *const envp[], int board,
 		 int own_group, int *to_child, int *from_child, pid_t *pid);
+int start_process(const char *exe, char *const argv[], char *const envp[], const int *fds,
+		  int nfds, int own_group, int *to_child, int *from_child, pid_t *pid);
 
 #endif

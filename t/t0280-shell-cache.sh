@@ -74,6 +74,17 @@ run_make -f grep.mk
 ok "the file grep read changed: a miss, \$(shell)'s answer" \
 	sh -c 'grep -q "^grep: 2 2$" out && grep -q " cache_hits=0 cache_misses=1 " out || { cat out; exit 1; }'
 
+# Two environments in turn (two terminals, make and env make): an answer
+# is kept for each, and each is used only under its own environment.
+for v in one two one two; do
+	export TERMINAL=$v
+	run_make -f grep.mk
+	cp out out.$v.last
+done
+unset TERMINAL
+ok "two environments in turn: the second round hits for both" \
+	sh -c 'grep -q " cache_hits=1 cache_misses=0 " out.one.last && grep -q " cache_hits=1 cache_misses=0 " out.two.last || { cat out.one.last out.two.last; exit 1; }'
+
 # a new compiler (new size and mtime) that rejects the flag
 compiler bin/fcc 1 "a new version"
 run_make

@@ -2,7 +2,8 @@
  * main.c - the asynccompile-worker executable: a pool worker
  * (--worker INDEX) or a supervisor owning a pool of them (--supervise N),
  * both speaking the framed protocol on stdin/stdout (stderr is for
- * humans); a recipe wait's collector (--collect); and the user's tools:
+ * humans); a recipe wait's collector (--collect); the token guard of a
+ * make that inherited a jobserver (--guard PID); and the user's tools:
  * --print-config, --cache-stats, --cache-clear, --version
  * (asynccompile-worker(1)).
  */
@@ -36,6 +37,7 @@ static void usage(void)
 	      "       asynccompile-worker --cache-stats [FILE]\n"
 	      "       asynccompile-worker --cache-clear [FILE]\n"
 	      "       asynccompile-worker --collect SOCKET WAIT:COOKIE\n"
+	      "       asynccompile-worker --guard PID\n"
 	      "       asynccompile-worker --version\n"
 	      "Speaks the asynccompile protocol on stdin/stdout; started by the\n"
 	      "asynccompile make plugin, not by hand.\n", stderr);
@@ -189,6 +191,13 @@ int main(int argc, char **argv)
 		/* a recipe line of make's: stdio is make's, nothing else is ours */
 		signal(SIGPIPE, SIG_IGN);
 		return collect_main(argv[2], argv[3]);
+	}
+	if (argc == 3 && !strcmp(argv[1], "--guard")) {
+		/* fds 3 and 4 are the plugin's (worker/guard.c) */
+		close_inherited(5);
+		open_stdio();
+		signal(SIGPIPE, SIG_IGN);
+		return guard_main(parse_int(argv[2], 1, INT_MAX));
 	}
 	if (argc == 2 && !strcmp(argv[1], "--version")) {
 		printf("asynccompile-worker %s (protocol %d)\n", WORKER_VERSION,

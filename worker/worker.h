@@ -3,7 +3,8 @@
  * serve.h (a pool worker), supervise.h (the pool supervisor), both called
  * from main(), and serve_main also (fork start method) from a child the
  * plugin forks, which is why serve.c is linked into asynccompile.so;
- * collect.h (the collector a recipe runs).  What serve and supervise share:
+ * collect.h (the collector a recipe runs); guard.h (the token guard of a
+ * make that inherited a jobserver).  What serve and supervise share:
  *
  * Both speak the framed protocol on in_fd/out_fd (blocking descriptors are
  * fine; they are made non-blocking as needed), start by answering the
@@ -25,6 +26,7 @@
 #define WORKER_STARTED_AFTER_MS 20
 
 #include "worker/collect.h"
+#include "worker/guard.h"
 #include "worker/serve.h"
 #include "worker/supervise.h"
 
