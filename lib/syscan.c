@@ -4,6 +4,10 @@
  * Every byte of the object is untrusted: each read is bounds-checked
  * (sc_get), and a structure that does not parse makes its candidates
  * count as real.
+ *
+ * Longer than 600 lines because the ELF reader, the unwind-table reader,
+ * the decoder's glue and the caches share one lock and one bounds rule;
+ * split, each part would export internals only the others use.
  */
 #include "lib/syscan.h"
 
