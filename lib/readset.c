@@ -14,6 +14,7 @@
 
 #include "lib/proto.h"
 #include "lib/store.h"
+#include "lib/syscan.h"
 #include "lib/tracelog.h"
 
 #define RS_REASON_MAX 200
@@ -30,6 +31,7 @@ struct rs_path {
 	unsigned first_absent : 1;  /* ... and the first one found it absent */
 	unsigned written : 1;
 	unsigned changed : 1;       /* read twice with two identities */
+	unsigned code : 1;          /* mapped as code: its system calls count */
 	unsigned has[3];            /* READ follow, READ nofollow, LIST */
 	struct tl_event id[3];
 };
@@ -249,13 +251,13 @@ static int rs_same_atime(struct tl_event *kept, const struct tl_event *ev)
 	return kept->atime_ns == ev->atime_ns;
 }
 
-static void rs_read(struct rs_state *st, const struct tl_event *ev, int slot, const char *p,
-		    size_t n)
+static struct rs_path *rs_read(struct rs_state *st, const struct tl_event *ev, int slot,
+			       const char *p, size_t n)
 {
 	struct rs_path *e;
 
 	if (rs_ignored_io(p, n) || rs_own_proc(st, ev->pid, p, n))
-		return;
+		return NULL;
 	if (rs_is(p, n, RS_PROC_FS)) {
 		/* libselinux's test for selinuxfs: its text is what is checked */
 		struct buf v = BUF_INIT;
@@ -266,12 +268,12 @@ static void rs_read(struct rs_state *st, const struct tl_event *ev, int slot, co
 		else /* unreadable now (EMFILE): nothing to hold it to */
 			rs_set(st, RS_OPAQUE, "could not read back:", p, n);
 		buf_release(&v);
-		return;
+		return NULL;
 	}
 	/* an absence is checked like any other (cc1 looks for /dev/null.gch) */
 	if (ev->kind != TL_ABSENT && (rs_unidentified(p, n) || ev->kind == TL_OTHER)) {
 		rs_set(st, RS_OPAQUE, "read an input without identity:", p, n);
-		return;
+		return NULL;
 	}
 	e = rs_path_get(st, p, n);
 	rs_note_first(e, ev->kind == TL_ABSENT);
@@ -285,6 +287,18 @@ static void rs_read(struct rs_state *st, const struct tl_event *ev, int slot, co
 	} else if (!rs_same_id(&e->id[slot], ev) || !rs_same_atime(&e->id[slot], ev)) {
 		e->changed = 1;
 	}
+	return e;
+}
+
+/* A program or library mapped as code (HELLO, READ with TL_MAPPED). */
+static void rs_code(struct rs_state *st, const struct tl_event *ev, const char *p, size_t n)
+{
+	struct rs_path *e = rs_read(st, ev, RS_FOLLOW, p, n);
+
+	if (e && ev->kind == TL_FILE && !(ev->flags & TL_SYSTEM))
+		e->code = 1;
+	else if (e && !(ev->flags & TL_SYSTEM))
+		rs_set(st, RS_OPAQUE, "ran code that is not a file:", p, n);
 }
 
 static void rs_write(struct rs_state *st, const struct tl_event *ev, const char *p, size_t n)
@@ -325,7 +339,8 @@ static void rs_value(struct rs_state *st, const char *p, size_t n)
 /* A path event names an absolute path, a value a name=value, no NUL. */
 static int rs_well_formed(const struct tl_event *ev, const char *p, size_t n)
 {
-	if (ev->kind > TL_OTHER || (ev->flags & ~(TL_NOFOLLOW | TL_TO_ANSWER | TL_ATIME)) ||
+	if (ev->kind > TL_OTHER ||
+	    (ev->flags & ~(TL_NOFOLLOW | TL_TO_ANSWER | TL_ATIME | TL_MAPPED | TL_SYSTEM)) ||
 	    memchr(p, 0, n))
 		return 0;
 	switch (ev->type) {
@@ -351,7 +366,7 @@ static void rs_event(struct rs_state *st, const struct tl_event *ev, const char 
 		pr = rs_proc_get(st, ev->pid);
 		pr->alive = pr->hello = 1;
 		pr->pending = 0;
-		rs_read(st, ev, RS_FOLLOW, p, n);
+		rs_code(st, ev, p, n);
 		break;
 	case TL_BYE:
 		rs_proc_get(st, ev->pid)->alive = 0;
@@ -373,7 +388,10 @@ static void rs_event(struct rs_state *st, const struct tl_event *ev, const char 
 		rs_read(st, ev, RS_FOLLOW, p, n);
 		break;
 	case TL_READ:
-		rs_read(st, ev, (ev->flags & TL_NOFOLLOW) ? RS_NOFOLLOW : RS_FOLLOW, p, n);
+		if (ev->flags & TL_MAPPED)
+			rs_code(st, ev, p, n);
+		else
+			rs_read(st, ev, (ev->flags & TL_NOFOLLOW) ? RS_NOFOLLOW : RS_FOLLOW, p, n);
 		break;
 	case TL_LIST:
 		rs_read(st, ev, RS_LISTED, p, n);
@@ -422,6 +440,31 @@ static void rs_settle_writes(struct rs_state *st)
 			continue;
 		if (!e->first_absent || !rs_gone(e->path))
 			rs_set(st, RS_IMPURE, "wrote", e->path, e->len);
+	}
+}
+
+/*
+ * Code that enters the kernel other than through the C library reads
+ * and writes what the tracer never sees (syscan.h).  Looked for last,
+ * and only in a run that is pure so far: scans are cached, but the
+ * first of an object costs (cc1: about 0.1 s).
+ */
+static void rs_settle_code(struct rs_state *st)
+{
+	for (size_t i = 0; st->verdict == RS_PURE && i < st->cappaths; i++) {
+		struct rs_path *e = &st->paths[i];
+		struct buf why = BUF_INIT;
+		char what[RS_REASON_MAX - 1];
+
+		if (!e->path || !e->code || e->changed)
+			continue;
+		if (syscan_object(e->path, &e->id[RS_FOLLOW], &why) == SYSCAN_RAW) {
+			buf_addch(&why, 0);
+			snprintf(what, sizeof what, "enters the kernel itself: %.*s (%s)",
+				 (int)(e->len < 120 ? e->len : 120), e->path, (char *)why.data);
+			rs_set(st, RS_OPAQUE, what, NULL, 0);
+		}
+		buf_release(&why);
 	}
 }
 
@@ -599,6 +642,7 @@ void readset_build(const void *log, size_t n, pid_t root, int64_t start_real_ns,
 		rs_set(&st, RS_OPAQUE, what, NULL, 0);
 	}
 	rs_settle_writes(&st);
+	rs_settle_code(&st);
 	rs_encode(&st, start_real_ns, env, out);
 	for (size_t i = 0; i < st.cappaths; i++)
 		free(st.paths[i].path);

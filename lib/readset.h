@@ -20,15 +20,18 @@
  *    identity could not tell that change from the next), no file it read
  *    is open for writing by some process as the read set is built (a
  *    store through a shared writable mapping changes a file unseen:
- *    readset_impl.h, readset_writers), and no process read the
- *    real-time clock with the answer pipes as its output.  Only a pure
+ *    readset_impl.h, readset_writers), no process read the real-time
+ *    clock with the answer pipes as its output, and no program or
+ *    library it mapped (HELLO, READ with TL_MAPPED but not TL_SYSTEM) has
+ *    system-call instructions of its own (syscan.h: its reads are
+ *    invisible to the tracer).  Only a pure
  *    answer is speculated, memoized or cached.
  *  - RS_IMPURE: it wrote something that outlived it, or acted on another
  *    process or the system (a TL_IMPURE event).  Never run ahead of
  *    need, never reused, never cached.
  *  - RS_OPAQUE: the trace cannot vouch for it (an untraced process, a
  *    call the tracer does not model, a racy or changing input, the
- *    clock).  Used once, as $(shell) uses it, and never again.
+ *    clock, code that enters the kernel itself).  Used once, as $(shell) uses it, and never again.
  * Entries are kept only for a pure verdict: the paths read (identity, or
  * absence), the directories listed, the programs run, and VALUE inputs.
  *

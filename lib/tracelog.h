@@ -48,7 +48,14 @@
  *             (or precede: the child runs, and may write its HELLO, before
  *             posix_spawn has returned to pid).
  *   READ      a path was opened for reading, stat'ed, access'ed,
- *             readlink'ed, or looked up and found absent.
+ *             readlink'ed, or looked up and found absent.  flags
+             TL_MAPPED: an object the dynamic loader mapped (a library);
+             the runner looks in it, and in every HELLO's executable,
+             for system-call instructions of its own (lib/syscan.h),
+             except in those flagged TL_SYSTEM: the C library, the
+             loader and the tracer, which the tracer told apart by
+             address (the object its real functions are in, the
+             kernel's AT_BASE, itself), never by name.
  *   LIST      a directory was listed (opendir, scandir, getdents).
  *   WRITE     a path was opened for writing, created, truncated, removed,
  *             renamed from or to, linked, chmod'ed, chown'ed, touched.
@@ -134,6 +141,8 @@ enum tl_flags {
 	TL_NOFOLLOW = 1,  /* identity from lstat(2) */
 	TL_TO_ANSWER = 2, /* CLOCK: stdout or stderr is the job's pipe */
 	TL_ATIME = 4,     /* READ: the program was given atime_ns */
+	TL_MAPPED = 8,    /* READ: an object the dynamic loader mapped as code */
+	TL_SYSTEM = 16,   /* ... and it is the C library, the loader or the tracer */
 };
 
 struct tl_event {

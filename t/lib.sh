@@ -448,3 +448,27 @@ gone() {
 	done
 }
 
+# $(shell) against $(async-shell) on the same inputs (t0262, t0267, t0268): the
+# test makes the directories "sh" and "as"; variant_mk FILE writes stdin
+# into both, FN replaced by the function's name; both CMD... runs in each;
+# run_both ARGS runs make in each (outputs in sh.out/as.out, sh.err/as.err,
+# statuses in sh_status/as_status); same_answers compares them.
+variant_mk() { # file: stdin with FN replaced, into both directories
+	tl_text=$(cat)
+	printf '%s\n' "$tl_text" | sed 's/FN/shell/g' | write_mk "sh/$1"
+	printf '%s\n' "$tl_text" | sed 's/FN/async-shell/g' | write_mk "as/$1"
+}
+both() { # cmd...: run in both directories
+	(cd sh && "$@") && (cd as && "$@")
+}
+run_both() {
+	for tl_d in sh as; do
+		(cd $tl_d && run_make "$@"; echo "$make_status" >.status)
+		cp $tl_d/out $tl_d.out; cp $tl_d/err $tl_d.err
+	done
+	sh_status=$(cat sh/.status); as_status=$(cat as/.status)
+}
+same_answers() {
+	expect_eq "$sh_status" "$as_status" "make's status (\$(shell) vs async-shell)" &&
+	expect_eq "$(grep -v '^make' sh.out)" "$(grep -v '^make' as.out)" "output (\$(shell) vs async-shell)"
+}

@@ -8,29 +8,8 @@
 . "$(dirname "$0")/lib.sh"
 
 # In a directory of its own per variant: "sh" runs $(shell), "as" runs
-# $(async-shell); FN in the makefile text is the function's name.
+# $(async-shell) (t/lib.sh: variant_mk, both, run_both, same_answers).
 mkdir sh as
-variant_mk() { # file: stdin with FN replaced, into both directories
-	tl_text=$(cat)
-	printf '%s\n' "$tl_text" | sed 's/FN/shell/g' | write_mk "sh/$1"
-	printf '%s\n' "$tl_text" | sed 's/FN/async-shell/g' | write_mk "as/$1"
-}
-both() { # cmd...: run in both directories
-	(cd sh && "$@") && (cd as && "$@")
-}
-# run_both ARGS: make in each directory; outputs in sh.out/as.out,
-# statuses in sh_status/as_status.
-run_both() {
-	for d in sh as; do
-		(cd $d && run_make "$@"; echo "$make_status" >.status)
-		cp $d/out $d.out; cp $d/err $d.err
-	done
-	sh_status=$(cat sh/.status); as_status=$(cat as/.status)
-}
-same_answers() {
-	expect_eq "$sh_status" "$as_status" "make's status (\$(shell) vs async-shell)" &&
-	expect_eq "$(grep -v '^make' sh.out)" "$(grep -v '^make' as.out)" "output (\$(shell) vs async-shell)"
-}
 stat_of() { # key
 	sed -n "s/.* $1=\([0-9]*\).*/\1/p" as.out | tail -n1
 }

@@ -25,11 +25,13 @@
  * loader's list, walked without locks (it is the only thread), with what
  * the last scan saw, and a difference is OPAQUE.
  */
+#include <dlfcn.h>
 #include <elf.h>
 #include <fcntl.h>
 #include <link.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/auxv.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
@@ -53,6 +55,14 @@ static size_t tr_cache_len;
 static int tr_startup_objects = -1;
 static int tr_system_listed;
 static const char *tr_preload_env;
+/*
+ * The objects allowed to enter the kernel themselves (TL_SYSTEM): the C
+ * library (the object its real openat is in), the dynamic loader (mapped
+ * at the kernel's AT_BASE) and this library.  By address, not by name:
+ * a SONAME or path says nothing about what an object is.
+ */
+static const char *tr_libc_name, *tr_self_name;
+static uintptr_t tr_ldso_base;
 /* the loader's list as the last scan saw it (tr_map_mix), and fork state */
 static uint64_t tr_map_sig;
 static int tr_forked;
@@ -316,7 +326,12 @@ static int tr_object_cb(struct dl_phdr_info *info, size_t size, void *data)
 		return 0;
 	/* the program itself: its HELLO carries its identity already */
 	if (!main_program)
-		tr_emit_now(TL_READ, 0, AT_FDCWD, name);
+		tr_emit_now(TL_READ,
+			    TL_MAPPED | (info->dlpi_name == tr_libc_name ||
+					 info->dlpi_name == tr_self_name ||
+					 (tr_ldso_base && info->dlpi_addr == tr_ldso_base)
+					 ? TL_SYSTEM : 0),
+			    AT_FDCWD, name);
 	tr_object_rpaths(&pass->seen, info, name);
 	/*
 	 * Found by a search that may have gone past the cache?  Objects of
@@ -375,8 +390,16 @@ void tr_objects_startup(const char *exe)
 	const char *slash = strrchr(exe, '/');
 	struct tr_batch b;
 
+	Dl_info dl;
+
 	tr_exe_path = exe;
 	tr_preload_env = getenv("LD_PRELOAD");
+	/* dli_fname is the loader's own l_name, the very pointer dlpi_name is */
+	if (dladdr((void *)tr_real_get(&tr_real_openat), &dl))
+		tr_libc_name = dl.dli_fname;
+	if (dladdr((void *)tr_objects_startup, &dl))
+		tr_self_name = dl.dli_fname;
+	tr_ldso_base = (uintptr_t)getauxval(AT_BASE);
 	tr_cache_map();
 	tr_batch_begin(&b);
 	tr_emit_now(TL_READ, 0, AT_FDCWD, "/etc/ld.so.preload");

@@ -40,7 +40,10 @@
  *    EXEC/EXECFAIL (the exec family with glibc's PATH walk, each miss a
  *    negative READ), SPAWN (posix_spawn, posix_spawnp, and system() and
  *    popen() re-implemented on it so that their shell is traced);
- *  - the dynamic loader: every loaded object, /etc/ld.so.cache,
+ *  - the dynamic loader: every loaded object (READ, TL_MAPPED: the runner
+ *    scans it for system-call instructions of its own, lib/syscan.h; the
+ *    C library, the loader and this library flagged TL_SYSTEM, known by
+ *    address), /etc/ld.so.cache,
  *    /etc/ld.so.preload, and the directories it searches (LD_LIBRARY_PATH,
  *    DT_RPATH/DT_RUNPATH with $ORIGIN, the system directories, their
  *    hwcaps subdirectories); objects loaded later (dlopen with a path,
@@ -70,9 +73,12 @@
  *    by a bare name not already loaded, static or setuid programs,
  *    programs with file capabilities, 32-bit or foreign programs,
  *    posix_spawn file actions that open files or change directory,
- *    statfs/statvfs, tempnam, freopen of a stream's own file; another
- *    process's or the system's state (signal 0, getpriority, sched_get*,
- *    prlimit of another pid, pidfd_open, utmp, IPC status: hooks_proc.c);
+ *    statfs/statvfs, tempnam, freopen of a stream's own file, code made
+ *    at run time (mmap or mprotect with PROT_EXEC by the program, not
+ *    the loader) and a file mapped MAP_SHARED with PROT_WRITE
+ *    (hooks_mem.c); another process's or the system's state (signal 0,
+ *    getpriority, sched_get*, prlimit of another pid, pidfd_open, utmp,
+ *    IPC status: hooks_proc.c);
  *  - every function libc.classes calls opaque (NSS, iconv, connect,
  *    listen, IPC, watches, mounts, the system's load and memory, files
  *    the C library opens inside itself, aliases of modelled functions...);

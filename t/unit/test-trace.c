@@ -165,6 +165,21 @@ static long find(const struct run *r, size_t from, int type, pid_t pid, int kind
 	return -1;
 }
 
+/* The flags of every READ of a path ending in suffix, or'ed; -1: none. */
+static int read_flags(const struct run *r, const char *suffix)
+{
+	size_t k = strlen(suffix);
+	int f = -1;
+
+	for (size_t i = 0; i < r->n; i++) {
+		size_t n = strlen(r->v[i].path);
+
+		if (r->v[i].e.type == TL_READ && n >= k && !strcmp(r->v[i].path + n - k, suffix))
+			f = (f < 0 ? 0 : f) | r->v[i].e.flags;
+	}
+	return f;
+}
+
 static int event_with(const struct run *r, int type, const char *word)
 {
 	for (size_t i = 0; i < r->n; i++)
@@ -394,6 +409,21 @@ static void test_processes(void)
 	   find(&r, (size_t)f, TL_READ, r.v[f].e.pid, TL_FILE, at("f")) >= 0 &&
 	   find(&r, (size_t)f, TL_BYE, r.v[f].e.pid, -1, NULL) >= 0,
 	   "fork: the child's FORK, its READ, its BYE");
+	run_free(&r);
+
+	/*
+	 * What the loader mapped is flagged for the runner's scan; the C
+	 * library, the loader and the tracer are exempt.  The loader maps
+	 * (dlopen too) with its own mmap, not the hooked one: nothing opaque.
+	 */
+	run(&r, 1, NULL, (char *[]){ probe, "dlopen", "/lib/x86_64-linux-gnu/libm.so.6", NULL });
+	check_accounted(&r, "dlopen");
+	is_int(read_flags(&r, "/libm.so.6"), TL_MAPPED, "a dlopen'ed library: TL_MAPPED");
+	is_int(read_flags(&r, "/libc.so.6"), TL_MAPPED | TL_SYSTEM, "the C library: TL_SYSTEM");
+	is_int(read_flags(&r, "/ld-linux-x86-64.so.2"), TL_MAPPED | TL_SYSTEM,
+	       "the dynamic loader: TL_SYSTEM");
+	is_int(read_flags(&r, "/asynccompile-trace.so"), TL_MAPPED | TL_SYSTEM,
+	       "the tracer: TL_SYSTEM");
 	run_free(&r);
 
 	/* an object dlopen'ed before the fork is not news to the child */
