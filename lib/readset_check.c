@@ -15,6 +15,7 @@
 
 #include "lib/err.h"
 #include "lib/proto.h"
+#include "lib/pstate.h"
 #include "lib/store.h"
 #include "lib/tracelog.h"
 
@@ -114,11 +115,14 @@ void readset_value_now(const char *name, size_t n, struct buf *v)
 		}
 	} else if (n == 6 && !memcmp(name, "nprocs", 6)) {
 		buf_addf(v, "nprocs=%ld", sysconf(_SC_NPROCESSORS_ONLN));
+	} else if (n == sizeof PSTATE_VALUE - 1 && !memcmp(name, PSTATE_VALUE, n)) {
+		buf_addstr(v, PSTATE_VALUE "=");
+		pstate_get(v);
 	}
 }
 
-/* 1 if e still holds. */
-static int rs_holds(const struct rs_entry *e)
+/* 1 if e still holds; if not, why (when it can say more than the entry). */
+static int rs_holds(const struct rs_entry *e, struct buf *why)
 {
 	char path[TL_MAX_EVENT];
 	struct stat sb;
@@ -132,6 +136,16 @@ static int rs_holds(const struct rs_entry *e)
 		if (eq)
 			readset_value_now(e->path, (size_t)(eq - e->path), &now);
 		same = now.len == e->plen && !memcmp(now.data, e->path, e->plen);
+		/* which part of the process state: "umask 0077, was 0022" */
+		if (!same && eq && eq - e->path == sizeof PSTATE_VALUE - 1 &&
+		    !memcmp(e->path, PSTATE_VALUE, sizeof PSTATE_VALUE - 1) &&
+		    now.len >= sizeof PSTATE_VALUE) {
+			size_t skip = sizeof PSTATE_VALUE;
+
+			buf_addstr(why, "the process state changed: ");
+			pstate_diff(e->path + skip, e->plen - skip, (const char *)now.data + skip,
+				    now.len - skip, why);
+		}
 		buf_release(&now);
 		return same;
 	}
@@ -185,11 +199,19 @@ int readset_check(const void *p, size_t n, uint64_t env, struct buf *err)
 			err_fail(err, "a malformed read set entry");
 			return RS_OPAQUE;
 		}
-		if (!rs_holds(&e)) {
-			err_fail(err, "%s changed: %.*s", e.type == TL_VALUE ? "an input" : "a path",
-				 (int)(e.plen > 200 ? 200 : e.plen), e.path);
+		struct buf why = BUF_INIT;
+
+		if (!rs_holds(&e, &why)) {
+			if (why.len)
+				err_fail(err, "%s", (char *)why.data);
+			else
+				err_fail(err, "%s changed: %.*s",
+					 e.type == TL_VALUE ? "an input" : "a path",
+					 (int)(e.plen > 200 ? 200 : e.plen), e.path);
+			buf_release(&why);
 			return RS_OPAQUE;
 		}
+		buf_release(&why);
 	}
 	if (r.left) {
 		err_fail(err, "trailing bytes after a read set");
