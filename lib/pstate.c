@@ -111,7 +111,34 @@ static int pstate_from_status(struct buf *out)
 	return found == sizeof pstate_status / sizeof *pstate_status ? 0 : -1;
 }
 
+/* pstate_hold(): the process whose state is read once, and what it read */
+static struct {
+	pid_t pid;
+	int rc;
+	struct buf snap;
+} pstate_held;
+
+void pstate_hold(void)
+{
+	pstate_held.pid = getpid();
+	buf_reset(&pstate_held.snap);
+}
+
+static int pstate_read(struct buf *out);
+
 int pstate_get(struct buf *out)
+{
+	/* a fork child (a fork worker) is another process: it reads its own */
+	if (pstate_held.pid && pstate_held.pid == getpid()) {
+		if (!pstate_held.snap.len)
+			pstate_held.rc = pstate_read(&pstate_held.snap);
+		buf_add(out, pstate_held.snap.data, pstate_held.snap.len);
+		return pstate_held.rc;
+	}
+	return pstate_read(out);
+}
+
+static int pstate_read(struct buf *out)
 {
 	size_t start = out->len;
 	struct buf words = BUF_INIT;

@@ -50,6 +50,18 @@
 int pstate_get(struct buf *out);
 
 /*
+ * From now on this process's state is read once, at the next
+ * pstate_get(), and that reading is every later one's: for make, whose
+ * state nothing changes while it runs (make sets no limit, umask,
+ * priority or affinity of its own; a command cannot change its
+ * parent's), and which reads it at every reuse of an answer (about 30
+ * system calls' worth each).  The thread that calls pstate_get() first
+ * must be the one commands are started from (make's).  A process forked
+ * from this one reads its own.
+ */
+void pstate_hold(void);
+
+/*
  * Name the first word that differs between a state then (a, n bytes) and
  * one now (b, m bytes), appended to why: "umask 0077, was 0022".
  */
