@@ -120,6 +120,9 @@ tmp2 := \$(FN mktemp -u)
 rnd1 := \$(FN bash -c 'echo \$\$RANDOM\$\$RANDOM')
 rnd2 := \$(FN bash -c 'echo \$\$RANDOM\$\$RANDOM')
 \$(info RANDOM: \$(call two,\$(rnd1),\$(rnd2)))
+urnd1 := \$(FN od -An -tx1 -N8 /dev/urandom)
+urnd2 := \$(FN od -An -tx1 -N8 /dev/urandom)
+\$(info urandom: \$(call two,\$(urnd1),\$(urnd2)))
 mono1 := \$(FN $PROBE monotonic)
 mono2 := \$(FN $PROBE monotonic)
 \$(info monotonic: \$(call two,\$(mono1),\$(mono2)))
@@ -130,7 +133,7 @@ boot2 := \$(FN $PROBE boottime)
 all: ; @:
 EOF2
 command -v bash >/dev/null 2>&1 || sed -i '/RANDOM/d' sh/Makefile as/Makefile
-kinds="pid mktemp-u monotonic boottime"
+kinds="pid mktemp-u urandom monotonic boottime"
 command -v bash >/dev/null 2>&1 && kinds="$kinds RANDOM"
 for run in 1 2 3; do
 	run_both
