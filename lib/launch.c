@@ -532,6 +532,8 @@ static int launch_trace_setup(const struct job_msg *job, int out_w, int err_w, c
 	launch_fd_id(&keep[1], l->trace_fd);
 	launch_fd_id(&keep[1], out_w);
 	launch_fd_id(&keep[1], err_w);
+	if (job->ahead)
+		buf_addstr(&keep[1], TL_ENV_AHEAD);
 	buf_addf(&keep[2], "%d>/proc/%ld/fd/%d", logfd, (long)getpid(), l->trace_fd);
 	if (pre != SIZE_MAX) {
 		e[pre] = (char *)keep[0].data;

@@ -130,6 +130,7 @@ void msg_put_job(struct buf *out, const struct job_msg *m)
 	wire_put_u8(out, m->kill_daemons);
 	wire_put_str(out, m->tracer);
 	wire_put_u8(out, m->env_full);
+	wire_put_u8(out, m->ahead);
 }
 
 static const char *job_check(struct wire_reader *r, const struct job_msg *m,
@@ -164,6 +165,8 @@ static const char *job_check(struct wire_reader *r, const struct job_msg *m,
 		return "JOB: kill_daemons is neither 0 nor 1";
 	if (m->env_full > 1)
 		return "JOB: env_full is neither 0 nor 1";
+	if (m->ahead > 1)
+		return "JOB: ahead is neither 0 nor 1";
 	if (m->tracer && m->tracer[0] != '/')
 		return "JOB: the tracer is not an absolute path";
 	for (char **f = m->fds; f && *f; f++) {
@@ -204,6 +207,7 @@ int msg_get_job(const void *p, size_t n, struct job_msg *m, struct buf *err)
 	m->kill_daemons = wire_get_u8(&r);
 	m->tracer = wire_get_str(&r);
 	m->env_full = wire_get_u8(&r);
+	m->ahead = wire_get_u8(&r);
 	bad = job_check(&r, m, has_input);
 	if (bad) {
 		msg_job_release(m);

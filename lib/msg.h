@@ -88,6 +88,12 @@ struct job_msg {
 	 * its read set.
 	 */
 	char *tracer;
+	/*
+	 * 1: the job runs ahead of need (speculation): its tracer refuses
+	 * the calls that would act outside the command (TL_ENV_AHEAD in
+	 * lib/tracelog.h).  0 for every job make asked for.
+	 */
+	uint8_t ahead;
 };
 
 /*

@@ -99,6 +99,15 @@
  * a descriptor the program dup2s onto).
  */
 #define TL_ENV "ASYNCCOMPILE_TRACE"
+/*
+ * An optional suffix of the variable's value, after the numeric fields:
+ * the command runs ahead of need (a speculated job).  The preload then
+ * refuses, with EPERM, the calls that would act outside the command (an
+ * IMPURE event: a signal to another process, a change to the system),
+ * since such a run's answer is never used: make runs the command for
+ * real when it asks for it.  Passed on like the rest of the variable.
+ */
+#define TL_ENV_AHEAD ";ahead"
 /* The descriptor the runner gives the log (high, out of programs' way). */
 #define TL_FD 1021
 /* An event (header and path) is at most this long; longer paths: OPAQUE. */

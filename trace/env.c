@@ -123,7 +123,7 @@ void tr_env_hide(void)
 	}
 }
 
-/* "ASYNCCOMPILE_TRACE=FD:DEV:INO[:OUTDEV:OUTINO:ERRDEV:ERRINO]" into buf. */
+/* "ASYNCCOMPILE_TRACE=FD:DEV:INO[:OUTDEV:OUTINO:ERRDEV:ERRINO][;ahead]" into buf. */
 static size_t tr_trace_var(char *buf)
 {
 	uint64_t f[7] = { (uint64_t)__atomic_load_n(&tr_logfd, __ATOMIC_SEQ_CST), tr_env.dev,
@@ -136,6 +136,10 @@ static size_t tr_trace_var(char *buf)
 		if (i)
 			buf[o++] = ':';
 		o += tr_fmt_u64(buf + o, f[i]);
+	}
+	if (tr_env.ahead) {
+		memcpy(buf + o, TL_ENV_AHEAD, strlen(TL_ENV_AHEAD));
+		o += strlen(TL_ENV_AHEAD);
 	}
 	buf[o] = 0;
 	return o;

@@ -14,8 +14,10 @@
  * syscall(): a raw system call bypasses every hook.  The ones that look
  * up or change files, start or replace processes, talk to the network or
  * other processes, or read values the tracer models are OPAQUE (then
- * made); close, dup2, dup3, close_range and fcntl get the protection
- * above; anything else passes through.
+ * made); those that act on other processes or the system are IMPURE
+ * (tr_proc_syscall, hooks_proc.c: refused ahead of need); close, dup2,
+ * dup3, close_range and fcntl get the protection above; anything else
+ * passes through.
  */
 #include <fcntl.h>
 #include <stdarg.h>
@@ -171,10 +173,9 @@ static int tr_sys_opaque(long nr, long a0)
 	case SYS_umount2: case SYS_pivot_root: case SYS_statfs: case SYS_setxattr:
 	case SYS_lsetxattr: case SYS_getxattr: case SYS_lgetxattr: case SYS_listxattr:
 	case SYS_llistxattr: case SYS_removexattr: case SYS_lremovexattr: case SYS_exit:
-	case SYS_exit_group: case SYS_ptrace: case SYS_process_vm_readv:
-	case SYS_process_vm_writev: case SYS_shmget: case SYS_msgget: case SYS_semget:
-	case SYS_mq_open: case SYS_gettimeofday: case SYS_time: case SYS_clock_gettime:
-	case SYS_acct: case SYS_swapon: case SYS_quotactl: case SYS_uselib: case SYS_sysinfo:
+	case SYS_exit_group: case SYS_process_vm_readv: case SYS_shmget: case SYS_msgget:
+	case SYS_semget: case SYS_mq_open: case SYS_gettimeofday: case SYS_time:
+	case SYS_clock_gettime: case SYS_uselib: case SYS_sysinfo:
 	case SYS_io_uring_setup: case SYS_io_uring_enter: case SYS_io_uring_register:
 #ifdef SYS_openat2
 	case SYS_openat2:
@@ -219,6 +220,10 @@ TR_HOOK long syscall(long nr, ...)
 		tr_protect((int)a[1]);
 	if (nr == SYS_close_range)
 		return tr_close_range((unsigned)a[0], (unsigned)a[1], (int)a[2], tr_raw_close_range);
+	if (tr_proc_syscall(nr, a)) {
+		errno = EPERM;
+		return -1;
+	}
 	if (tr_sys_opaque(nr, (int)a[0]) && tr_active()) {
 		char num[24];
 

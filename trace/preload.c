@@ -54,18 +54,33 @@
  *    every clock but CPU time (CLOCK, once per process: time,
  *    gettimeofday, timespec_get, times, clock_gettime); random bytes
  *    (RANDOM, once per process: getrandom, getentropy, arc4random*);
+ *  - acts on other processes and the system (IMPURE, hooks_proc.c):
+ *    signals to another process or a group, its priority, affinity,
+ *    scheduling or limits, ptrace, System V IPC changes, shared names
+ *    removed, the clock, host name, swap, modules, reboot, syslog, utmp;
+ *    ahead of need (";ahead" in ASYNCCOMPILE_TRACE) refused with EPERM;
  *  - locale, message catalogues and the time zone (hooks_locale.c).
+ * Classified (trace/libc.classes: every function the C library exports
+ * is model, opaque, impure or self; classes.c hooks the opaque and impure
+ * ones generically, from the list, and makes every run opaque on a C
+ * library the list was not made for)
  * Opaque
  *  - fexecve, execveat on a descriptor, clone, daemon, raw syscall() of
- *    anything that touches files, processes or the network, NSS, iconv,
- *    glob, nftw, ftw, fts, wordexp, sockets other than AF_UNIX, connect,
- *    listen, sendto with an address, shared memory and IPC, dlopen by a
- *    bare name not already loaded, dlmopen, static or setuid programs,
+ *    anything that touches files, processes or the network, glob, nftw,
+ *    ftw, fts, sockets other than AF_UNIX, sendto with an address, dlopen
+ *    by a bare name not already loaded, static or setuid programs,
  *    programs with file capabilities, 32-bit or foreign programs,
  *    posix_spawn file actions that open files or change directory,
- *    statfs/statvfs, sysinfo, inotify/fanotify, mount, chroot,
- *    name_to_handle_at, catopen, getdate, gethostid, getdomainname,
- *    tempnam, freopen of a stream's own file;
+ *    statfs/statvfs, tempnam, freopen of a stream's own file; another
+ *    process's or the system's state (signal 0, getpriority, sched_get*,
+ *    prlimit of another pid, pidfd_open, utmp, IPC status: hooks_proc.c);
+ *  - every function libc.classes calls opaque (NSS, iconv, connect,
+ *    listen, IPC, watches, mounts, the system's load and memory, files
+ *    the C library opens inside itself, aliases of modelled functions...);
+ * Impure
+ *  - every function libc.classes calls impure (IPC sends, receives and
+ *    removals, terminal settings, modules, I/O ports, login records...),
+ *    and the acts on other processes and the system above;
  *  - a hook entered from inside the tracer's own bookkeeping (a signal
  *    handler), and objects loaded by a fork child before it execs;
  *  - anything that cannot be named (a path relative to an unnamed
@@ -101,10 +116,22 @@ static int tr_bye_done;
 static int tr_status = -1;
 static char tr_exe[PATH_MAX];
 
-/* "N" fields of ASYNCCOMPILE_TRACE: unsigned decimals split by ':'. */
-static int tr_parse_env(const char *v, uint64_t *f, int max)
+/*
+ * "N" fields of ASYNCCOMPILE_TRACE: unsigned decimals split by ':', up to
+ * the end or to the flags that follow them (TL_ENV_AHEAD), which *ahead
+ * reports.
+ */
+static int tr_parse_env(const char *v, uint64_t *f, int max, int *ahead)
 {
 	int n = 0;
+	const char *flags = strchr(v, ';');
+
+	*ahead = 0;
+	if (flags) {
+		if (strcmp(flags, TL_ENV_AHEAD))
+			return -1;
+		*ahead = 1;
+	}
 
 	while (n < max) {
 		uint64_t x = 0;
@@ -118,7 +145,7 @@ static int tr_parse_env(const char *v, uint64_t *f, int max)
 		if (v == start)
 			return -1;
 		f[n++] = x;
-		if (!*v)
+		if (!*v || v == flags)
 			return n;
 		if (*v++ != ':')
 			return -1;
@@ -154,7 +181,8 @@ static void tr_init_once(void)
 {
 	const char *v = getenv(TL_ENV);
 	uint64_t f[7];
-	int n = v ? tr_parse_env(v, f, 7) : -1;
+	int ahead;
+	int n = v ? tr_parse_env(v, f, 7, &ahead) : -1;
 	struct stat st;
 	Dl_info self;
 	struct tr_batch b;
@@ -173,6 +201,7 @@ static void tr_init_once(void)
 	strcpy(tr_env.self, self.dli_fname);
 	tr_env.dev = f[1];
 	tr_env.ino = f[2];
+	tr_env.ahead = ahead;
 	if (n == 7) {
 		tr_env.pipes = 1;
 		tr_env.out_dev = f[3];
@@ -184,6 +213,7 @@ static void tr_init_once(void)
 	tr_pid = getpid();
 	tr_batch_begin(&b);
 	tr_hello();
+	tr_classes_check();
 	tr_objects_startup(tr_exe);
 	tr_batch_end(&b);
 	tr_env_hide();

@@ -75,6 +75,7 @@ struct tr_env {
 	uint64_t out_dev, out_ino;       /* the job's stdout pipe (0: unknown) */
 	uint64_t err_dev, err_ino;       /* the job's stderr pipe (0: unknown) */
 	int pipes;                       /* the 7-field form was given */
+	int ahead;                       /* ";ahead": run ahead of need (hooks_proc.c) */
 	char self[PATH_MAX];             /* this library, as LD_PRELOAD named it */
 };
 extern struct tr_env tr_env;
@@ -165,6 +166,12 @@ void tr_opaque(const char *why, const char *what);
 /* the run acted outside itself (TL_IMPURE): never ahead of need, never reused */
 void tr_impure(const char *why, const char *what);
 void tr_opaque_at(const char *why, int dirfd, const char *path);
+/*
+ * A raw syscall(nr, a...) that reaches another process or the system
+ * (hooks_proc.c): writes its OPAQUE or IMPURE; 1 when the call must not
+ * be made (ahead of need).
+ */
+int tr_proc_syscall(long nr, const long *a);
 
 /*
  * After a lookup of (dirfd, path) that the program made: ok says whether
@@ -203,6 +210,7 @@ size_t tr_fmt_u64(char *buf, uint64_t v);
 void tr_bye(int status);
 void tr_env_hide(void);
 void tr_objects_startup(const char *exe);
+void tr_classes_check(void);               /* OPAQUE on a C library not classified */
 void tr_after_fork_child(int parent);
 void tr_objects_scan(void);
 void tr_objects_after_fork(void);
@@ -258,6 +266,8 @@ int __open64_2(const char *path, int flags);
 int __openat_2(int dirfd, const char *path, int flags);
 int __openat64_2(int dirfd, const char *path, int flags);
 char *__realpath_chk(const char *path, char *resolved, size_t resolvedlen);
+ssize_t __readlink_chk(const char *path, char *buf, size_t size, size_t buflen);
+ssize_t __readlinkat_chk(int dirfd, const char *path, char *buf, size_t size, size_t buflen);
 char *__dcgettext(const char *domain, const char *msgid, int category);
 int __libc_start_main(int (*main)(int, char **, char **), int argc, char **argv,
 		      void (*init)(void), void (*fini)(void), void (*rtld_fini)(void),

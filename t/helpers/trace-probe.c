@@ -17,23 +17,30 @@
  *   affinity | nprocs | getenv VAR | system CMD | popen CMD |
  *   dup2-log | close-log | close-range | closefrom | dlopen P | setlocale |
  *   syscall-open P | tmpfile | getpwnam NAME | scandir P | glob PATTERN |
- *   gettext DOMAIN DIR MSGID (after setlocale(LC_ALL, "")) | exit N | _exit N
+ *   gettext DOMAIN DIR MSGID (after setlocale(LC_ALL, "")) | kill PID SIG |
+ *   kill-self SIG | syscall-kill PID SIG | getpriority PID | setpriority PID PRIO |
+ *   exit N | _exit N | getloadavg | shm_unlink NAME | ustat (bound to its old
+ *   version: libc keeps it for old programs only) | sem NAME (sem_open with
+ *   O_CREAT, value 3: prints the value sem_getvalue reads, then sem_unlink)
  */
 #include <dirent.h>
 #include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <glob.h>
+#include <signal.h>
 #include <libintl.h>
 #include <limits.h>
 #include <pthread.h>
 #include <pwd.h>
+#include <semaphore.h>
 #include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <locale.h>
 #include <sched.h>
+#include <sys/mman.h>
 #include <sys/random.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
@@ -44,6 +51,10 @@
 #include <unistd.h>
 
 extern char **environ;
+
+/* ustat as a program linked against an old C library calls it (a versioned reference) */
+int probe_ustat(dev_t dev, void *buf);
+__asm__(".symver probe_ustat, ustat@GLIBC_2.2.5");
 
 /* the descriptor the runner gives the log (lib/tracelog.h) */
 #define PROBE_LOG_FD 1021
@@ -392,6 +403,53 @@ int main(int argc, char **argv)
 			report(op, f != NULL);
 			if (f)
 				fclose(f);
+		} else if (!strcmp(op, "getloadavg")) {
+			double l[3];
+
+			report(op, getloadavg(l, 3) > 0);
+		} else if (!strcmp(op, "shm_unlink")) {
+			NEED(1);
+			report(op, shm_unlink(a) == 0);
+		} else if (!strcmp(op, "ustat")) {
+			char ub[64];
+
+			report(op, probe_ustat(0, ub) == 0 || errno != EFAULT);
+		} else if (!strcmp(op, "sem")) {
+			sem_t *s;
+			int v = -1;
+
+			NEED(1);
+			s = sem_open(a, O_CREAT, 0600, 3u);
+			if (s == SEM_FAILED) {
+				report(op, 0);
+			} else {
+				sem_getvalue(s, &v);
+				printf("sem %d\n", v);
+				sem_close(s);
+				sem_unlink(a);
+			}
+		} else if (!strcmp(op, "kill")) {
+			NEED(2);
+			report(op, kill(atoi(a), atoi(b)) == 0);
+		} else if (!strcmp(op, "syscall-kill")) {
+			NEED(2);
+			report(op, syscall(SYS_kill, atoi(a), atoi(b)) == 0);
+		} else if (!strcmp(op, "kill-self")) {
+			NEED(1);
+			report(op, kill(getpid(), atoi(a)) == 0);
+		} else if (!strcmp(op, "getpriority")) {
+			int p;
+
+			NEED(1);
+			errno = 0;
+			p = getpriority(PRIO_PROCESS, (id_t)atoi(a));
+			if (errno)
+				report(op, 0);
+			else
+				printf("getpriority %d\n", p);
+		} else if (!strcmp(op, "setpriority")) {
+			NEED(2);
+			report(op, setpriority(PRIO_PROCESS, (id_t)atoi(a), atoi(b)) == 0);
 		} else if (!strcmp(op, "exit")) {
 			NEED(1);
 			fflush(stdout);

@@ -323,6 +323,18 @@ static void test_job(void)
 		ok(msg_get_job(b.data, b.len, &g, fresh_why()) < 0 && has(why_text(), "env_full"),
 		   "JOB env_full other than 0 or 1 is refused");
 		j.env_full = 0;
+		j.ahead = 1;
+		buf_reset(&b);
+		msg_put_job(&b, &j);
+		ok(msg_get_job(b.data, b.len, &g, fresh_why()) == 0 && g.ahead == 1,
+		   "JOB ahead of need round-trips");
+		msg_job_release(&g);
+		j.ahead = 2;
+		buf_reset(&b);
+		msg_put_job(&b, &j);
+		ok(msg_get_job(b.data, b.len, &g, fresh_why()) < 0 && has(why_text(), "ahead"),
+		   "JOB ahead other than 0 or 1 is refused");
+		j.ahead = 0;
 		j.env = NULL;
 		buf_reset(&b);
 		msg_put_job(&b, &j);

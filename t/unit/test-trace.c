@@ -14,10 +14,12 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <pwd.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -67,7 +69,7 @@ static void dump(const struct run *r)
  * with nothing after it unsets NAME); trace: 0 gives no ASYNCCOMPILE_TRACE,
  * 1 "FD:DEV:INO", 2 a wrong identity, 3 the seven-field form naming the
  * run's stdout pipe as the job's stdout and stderr, 4 the same with
- * pipes that are not the run's.
+ * pipes that are not the run's, 5 "FD:DEV:INO" ahead of need (TL_ENV_AHEAD).
  */
 static void run(struct run *r, int trace, const char *const *env, char *const argv[])
 {
@@ -87,7 +89,9 @@ static void run(struct run *r, int trace, const char *const *env, char *const ar
 		abort();
 	snprintf(var, sizeof var, "%d:%llu:%llu", TL_FD, (unsigned long long)st.st_dev,
 		 (unsigned long long)st.st_ino + (trace == 2));
-	if (trace >= 3) {
+	if (trace == 5)
+		strcat(var, TL_ENV_AHEAD);
+	if (trace == 3 || trace == 4) {
 		struct stat ps;
 		size_t l = strlen(var);
 
@@ -161,12 +165,17 @@ static long find(const struct run *r, size_t from, int type, pid_t pid, int kind
 	return -1;
 }
 
-static int opaque_with(const struct run *r, const char *word)
+static int event_with(const struct run *r, int type, const char *word)
 {
 	for (size_t i = 0; i < r->n; i++)
-		if (r->v[i].e.type == TL_OPAQUE && strstr(r->v[i].path, word))
+		if (r->v[i].e.type == type && strstr(r->v[i].path, word))
 			return 1;
 	return 0;
+}
+
+static int opaque_with(const struct run *r, const char *word)
+{
+	return event_with(r, TL_OPAQUE, word);
 }
 
 /*
@@ -687,6 +696,59 @@ static void test_untraceable(void)
 	run_free(&r);
 }
 
+/* the generic hooks of trace/libc.classes (trace/classes.c) */
+static void test_classes(void)
+{
+	char other[PATH_MAX], saved[PATH_MAX], name[64], why[256];
+	struct run r;
+
+	run(&r, 1, NULL, (char *[]){ probe, "getloadavg", "getloadavg", NULL });
+	ok(r.whole && accounted(&r, why, sizeof why) && strstr(r.out, "getloadavg ok\ngetloadavg ok") && opaque_with(&r, "getloadavg") &&
+	   !event_with(&r, TL_IMPURE, ""),
+	   "getloadavg (classified opaque): OPAQUE, and the program gets its answer");
+	{
+		int n = 0;
+
+		for (size_t i = 0; i < r.n; i++)
+			n += r.v[i].e.type == TL_OPAQUE;
+		ok(n == 1, "a classified function called twice: one event per process (%d)", n);
+	}
+	run_free(&r);
+
+	snprintf(name, sizeof name, "/asynccompile-t-%d", (int)getpid());
+	run(&r, 1, NULL, (char *[]){ probe, "shm_unlink", name, NULL });
+	ok(r.whole && accounted(&r, why, sizeof why) && strstr(r.out, "shm_unlink errno 2") && event_with(&r, TL_IMPURE, "shm_unlink") &&
+	   !opaque_with(&r, ""),
+	   "shm_unlink (classified impure): IMPURE, the real call's errno kept");
+	run_free(&r);
+
+	/* variadic, through the trampoline: the value argument must arrive */
+	run(&r, 1, NULL, (char *[]){ probe, "sem", name, NULL });
+	ok(r.whole && accounted(&r, why, sizeof why) && strstr(r.out, "sem 3") && opaque_with(&r, "sem_open") &&
+	   event_with(&r, TL_IMPURE, "sem_unlink"),
+	   "sem_open's variadic arguments pass the trampoline; sem_unlink is IMPURE");
+	run_free(&r);
+
+	run(&r, 1, NULL, (char *[]){ probe, "ustat", NULL });
+	ok(r.whole && accounted(&r, why, sizeof why) && strstr(r.out, "ustat ok") && opaque_with(&r, "ustat"),
+	   "ustat bound to its old version (resolved with dlvsym): OPAQUE, the real one called");
+	run_free(&r);
+
+	/* the tracer as it runs on a C library its list was not made for */
+	if (!realpath("build/trace-other-libc.so", other))
+		abort();
+	memcpy(saved, tracer, sizeof saved);
+	memcpy(tracer, other, sizeof tracer);
+	run(&r, 1, NULL, (char *[]){ probe, "stat", at("f"), NULL });
+	memcpy(tracer, saved, sizeof tracer);
+	ok(r.whole && accounted(&r, why, sizeof why) && opaque_with(&r, "the C library was not classified"),
+	   "a C library the classification was not made for: every run OPAQUE");
+	run_free(&r);
+	run(&r, 1, NULL, (char *[]){ probe, "stat", at("f"), NULL });
+	ok(!opaque_with(&r, ""), "this C library: a plain run is not opaque");
+	run_free(&r);
+}
+
 static void setup(void)
 {
 	const char *tmp = getenv("TMPDIR");
@@ -732,6 +794,81 @@ static void setup(void)
 	}
 }
 
+/* A child of the test's that waits for a signal (default dispositions). */
+static pid_t target(void)
+{
+	pid_t t = fork();
+
+	if (t == 0) {
+		for (;;)
+			pause();
+	}
+	if (t < 0)
+		abort();
+	return t;
+}
+
+/* How t ended: the signal that killed it, after a SIGKILL of our own. */
+static int target_end(pid_t t)
+{
+	int status;
+
+	kill(t, SIGKILL);
+	if (waitpid(t, &status, 0) != t || !WIFSIGNALED(status))
+		return -1;
+	return WTERMSIG(status);
+}
+
+/* hooks_proc.c: this process is its own; another is read or acted on. */
+static void test_other_processes(void)
+{
+	struct run r;
+	pid_t t = target();
+	char tp[16];
+
+	snprintf(tp, sizeof tp, "%d", (int)t);
+	run(&r, 1, NULL, (char *[]){ probe, "kill-self", "0", "kill-self", "28", NULL });
+	ok(strstr(r.out, "kill-self ok\nkill-self ok\n") && !event_with(&r, TL_IMPURE, ""),
+	   "a signal to the process itself: no IMPURE");
+	check_accounted(&r, "kill of itself");
+	run_free(&r);
+
+	run(&r, 1, NULL, (char *[]){ probe, "kill", tp, "0", "getpriority", tp, NULL });
+	if (!ok(strstr(r.out, "kill ok") && strstr(r.out, "getpriority 0") &&
+		opaque_with(&r, "kill") && opaque_with(&r, "getpriority") &&
+		!event_with(&r, TL_IMPURE, ""),
+		"signal 0 and getpriority of another process: OPAQUE (read), not IMPURE")) {
+		diag("%s", r.out);
+		dump(&r);
+	}
+	run_free(&r);
+
+	run(&r, 1, NULL, (char *[]){ probe, "setpriority", tp, "1", NULL });
+	ok(strstr(r.out, "setpriority ok") && event_with(&r, TL_IMPURE, "setpriority") &&
+	   getpriority(PRIO_PROCESS, (id_t)t) == 1,
+	   "setpriority of another process: done, and IMPURE");
+	run_free(&r);
+
+	run(&r, 5, NULL, (char *[]){ probe, "setpriority", tp, "2", "kill", tp, "15", "kill", tp,
+				     "0", "syscall-kill", tp, "15", "execvp", probe, "kill", tp,
+				     "15", NULL });
+	ok(strstr(r.out, "setpriority errno 1\nkill errno 1\nkill ok\nsyscall-kill errno 1\n"
+			 "kill errno 1\n") &&
+	   event_with(&r, TL_IMPURE, "kill") && getpriority(PRIO_PROCESS, (id_t)t) == 1,
+	   "ahead of need: acts refused with EPERM (exec'd programs too), reads done");
+	if (!ok(target_end(t) == SIGKILL, "ahead of need: the target never got the signal"))
+		diag("%s", r.out);
+	run_free(&r);
+
+	t = target();
+	snprintf(tp, sizeof tp, "%d", (int)t);
+	run(&r, 1, NULL, (char *[]){ probe, "kill", tp, "15", NULL });
+	ok(strstr(r.out, "kill ok") && event_with(&r, TL_IMPURE, "kill") &&
+	   target_end(t) == SIGTERM, "a signal to another process: sent, and IMPURE");
+	check_accounted(&r, "kill of another process");
+	run_free(&r);
+}
+
 int main(void)
 {
 	char cmd[PATH_MAX + 16];
@@ -748,6 +885,8 @@ int main(void)
 	test_values();
 	test_loader_and_scripts();
 	test_untraceable();
+	test_classes();
+	test_other_processes();
 	snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
 	if (system(cmd))
 		abort();
