@@ -7,12 +7,14 @@
 #include "lib/tracelog.h"
 #include "lib/store.h"
 #include "lib/board.h"
+#include "lib/pstate.h"
 
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
 #include <spawn.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <time.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -176,6 +178,42 @@ static const char *launch_getenv(char *const *envp, const char *key)
 	return NULL;
 }
 
+/* One event into a traced job's log, as the preload writes them. */
+static void launch_trace_event(int fd, int type, const struct stat *sb, const char *text,
+			       size_t n)
+{
+	struct {
+		struct tl_event ev;
+		char path[TL_MAX_EVENT - sizeof(struct tl_event)];
+	} e;
+
+	if (fd < 0)
+		return;
+	if (n > sizeof e.path) {
+		type = TL_OPAQUE;
+		text = "the runner's event is too long";
+		n = strlen(text);
+		sb = NULL;
+	}
+	memset(&e.ev, 0, sizeof e.ev);
+	e.ev.type = (uint8_t)type;
+	e.ev.pid = (int32_t)getpid();
+	if (sb) {
+		e.ev.kind = S_ISREG(sb->st_mode) ? TL_FILE : S_ISDIR(sb->st_mode) ? TL_DIR : TL_OTHER;
+		e.ev.mode = sb->st_mode;
+		e.ev.dev = sb->st_dev;
+		e.ev.ino = sb->st_ino;
+		e.ev.size = sb->st_size;
+		e.ev.mtime_ns = (int64_t)sb->st_mtim.tv_sec * 1000000000 + sb->st_mtim.tv_nsec;
+		e.ev.ctime_ns = (int64_t)sb->st_ctim.tv_sec * 1000000000 + sb->st_ctim.tv_nsec;
+	}
+	memcpy(e.path, text, n);
+	e.ev.len = (uint32_t)(sizeof e.ev + n);
+	if (write(fd, &e, e.ev.len) < 0) {
+		/* the log is ours and memory: nothing to do but lose the run */
+	}
+}
+
 /*
  * The runner's own PATH search is the traced command's too: each
  * candidate goes into the log as the preload would put it (tracelog.h),
@@ -183,36 +221,32 @@ static const char *launch_getenv(char *const *envp, const char *key)
  */
 static void launch_trace_lookup(int fd, const char *path)
 {
-	struct {
-		struct tl_event ev;
-		char path[TL_MAX_EVENT - sizeof(struct tl_event)];
-	} e;
-	size_t n = strlen(path);
+	static const char cannot[] = "cannot look at a PATH entry";
 	struct stat sb;
 
-	if (fd < 0 || n > sizeof e.path)
+	if (!stat(path, &sb))
+		launch_trace_event(fd, TL_READ, &sb, path, strlen(path));
+	else if (errno != ENOENT && errno != ENOTDIR)
+		launch_trace_event(fd, TL_OPAQUE, NULL, cannot, sizeof cannot - 1);
+	else
+		launch_trace_event(fd, TL_READ, NULL, path, strlen(path));
+}
+
+/*
+ * The state the command starts with: this thread's, which posix_spawn
+ * passes on unchanged (no limit, priority or mask of the runner's own is
+ * set on a job; pstate.h).
+ */
+static void launch_trace_state(int fd)
+{
+	struct buf v = BUF_INIT;
+
+	if (fd < 0)
 		return;
-	memset(&e.ev, 0, sizeof e.ev);
-	e.ev.type = TL_READ;
-	e.ev.pid = (int32_t)getpid();
-	if (!stat(path, &sb)) {
-		e.ev.kind = S_ISREG(sb.st_mode) ? TL_FILE : S_ISDIR(sb.st_mode) ? TL_DIR : TL_OTHER;
-		e.ev.mode = sb.st_mode;
-		e.ev.dev = sb.st_dev;
-		e.ev.ino = sb.st_ino;
-		e.ev.size = sb.st_size;
-		e.ev.mtime_ns = (int64_t)sb.st_mtim.tv_sec * 1000000000 + sb.st_mtim.tv_nsec;
-		e.ev.ctime_ns = (int64_t)sb.st_ctim.tv_sec * 1000000000 + sb.st_ctim.tv_nsec;
-	} else if (errno != ENOENT && errno != ENOTDIR) {
-		e.ev.type = TL_OPAQUE;
-		n = (size_t)snprintf(e.path, sizeof e.path, "cannot look at a PATH entry");
-	}
-	if (e.ev.type == TL_READ)
-		memcpy(e.path, path, n);
-	e.ev.len = (uint32_t)(sizeof e.ev + n);
-	if (write(fd, &e, e.ev.len) < 0) {
-		/* the log is ours and memory: nothing to do but lose the run */
-	}
+	buf_addstr(&v, PSTATE_VALUE "=");
+	pstate_get(&v);
+	launch_trace_event(fd, TL_VALUE, NULL, (const char *)v.data, v.len);
+	buf_release(&v);
 }
 
 /*
@@ -383,8 +417,9 @@ static int launch_get_actions(int child_in, int child_out, int child_err, const 
 		char *end;
 		int fd = (int)strtol(*f, &end, 10); /* checked by msg_get_job */
 
-		rc = posix_spawn_file_actions_addopen(fa, fd, end + 1,
-						      (*end == '<' ? O_RDONLY : O_WRONLY), 0);
+		/* appending: the runner's own events are before the command's */
+		rc = posix_spawn_file_actions_addopen(fa, fd, end + 1, (*end == '<' ? O_RDONLY
+									  : O_WRONLY | O_APPEND), 0);
 	}
 	launch_fa.once = own;
 	if (rc) {
@@ -430,6 +465,30 @@ static void launch_fd_id(struct buf *b, int fd)
 }
 
 /*
+ * The descriptor the command gets its log on: TL_FD, or below the
+ * command's limit on descriptors (`ulimit -n 1000; make`: one it cannot
+ * have fails the spawn), and none of the job's own; -1 if there is no
+ * room left for it.
+ */
+static int launch_log_fd(const struct job_msg *job)
+{
+	struct rlimit rl;
+	int fd = TL_FD;
+
+	if (!getrlimit(RLIMIT_NOFILE, &rl) && rl.rlim_cur <= (rlim_t)TL_FD)
+		fd = (int)rl.rlim_cur - 1;
+	for (int again = 1; again && fd >= 10;) {
+		again = 0;
+		for (char *const *f = job->fds; f && *f; f++)
+			if (atoi(*f) == fd) {
+				fd--;
+				again = 1;
+			}
+	}
+	return fd >= 10 ? fd : -1;
+}
+
+/*
  * Set a traced job up: the log (a memfd, l->trace_fd), the preload and
  * the variable that names the log in the environment, and the log's
  * descriptor among the job's own.  The strings live in `keep` (one
@@ -443,8 +502,9 @@ static int launch_trace_setup(const struct job_msg *job, int out_w, int err_w, c
 	const char *tr = job->tracer, *old = NULL;
 	size_t n = 0, k = 0, pre = SIZE_MAX;
 	char **e, **f;
+	int logfd = launch_log_fd(job);
 
-	if (!tr || strpbrk(tr, ": \t"))
+	if (!tr || strpbrk(tr, ": \t") || logfd < 0)
 		return -1;
 	l->trace_fd = memfd_create("asynccompile-trace", MFD_CLOEXEC);
 	if (l->trace_fd < 0)
@@ -468,13 +528,13 @@ static int launch_trace_setup(const struct job_msg *job, int out_w, int err_w, c
 		memcpy(f, job->fds, k * sizeof *f);
 	/* last: a sanitizer's runtime must stay first in the list */
 	buf_addf(&keep[0], "LD_PRELOAD=%s%s%s", old ? old : "", old && *old ? ":" : "", tr);
-	buf_addf(&keep[1], "%s=%d", TL_ENV, TL_FD);
+	buf_addf(&keep[1], "%s=%d", TL_ENV, logfd);
 	launch_fd_id(&keep[1], l->trace_fd);
 	launch_fd_id(&keep[1], out_w);
 	launch_fd_id(&keep[1], err_w);
 	if (job->ahead)
 		buf_addstr(&keep[1], TL_ENV_AHEAD);
-	buf_addf(&keep[2], "%d>/proc/%ld/fd/%d", TL_FD, (long)getpid(), l->trace_fd);
+	buf_addf(&keep[2], "%d>/proc/%ld/fd/%d", logfd, (long)getpid(), l->trace_fd);
 	if (pre != SIZE_MAX) {
 		e[pre] = (char *)keep[0].data;
 	} else {
@@ -515,6 +575,7 @@ int launch_start(const struct job_msg *job, int callers_group, struct launch *l,
 	l->env_digest = job->tracer ? launch_env_digest(envp) : 0;
 	if (job->tracer && launch_trace_setup(job, out[1], errpipe[1], &envp, &own_fds, l, keep) == 0)
 		fds = own_fds;
+	launch_trace_state(l->trace_fd);
 	clock_gettime(CLOCK_REALTIME, &now);
 	l->start_real_ns = (int64_t)now.tv_sec * 1000000000 + now.tv_nsec;
 	direct = launch_is_simple(job->shell, job->shellflags, job->command);

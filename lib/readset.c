@@ -2,6 +2,10 @@
  * readset.c - from a trace log to a verdict and a read set, and the read
  * set's encoding (readset.h).  Reading one back and checking it against
  * the file system is readset_check.c's.
+ *
+ * Over 600 lines: every rule of the verdict (paths, processes, values,
+ * pids in the answer) reads and writes the one walk's state (struct
+ * rs_state), which stays private to this file.
  */
 #include "lib/readset.h"
 #include "lib/readset_impl.h"
@@ -152,7 +156,10 @@ static int rs_is(const char *p, size_t n, const char *s)
 	return n == strlen(s) && !memcmp(p, s, n);
 }
 
-/* Descriptors and devices whose reading says nothing about the answer. */
+/*
+ * Descriptors and devices whose reading says nothing about the answer
+ * (the random devices only for writes: rs_read makes a reading opaque).
+ */
 static int rs_ignored_io(const char *p, size_t n)
 {
 	static const char *const ok[] = {
@@ -177,7 +184,7 @@ static int rs_unidentified(const char *p, size_t n)
 /*
  * A process's own /proc entries are not inputs.  Their text is a function
  * of the images and libraries the read set already holds, of the process
- * state the environment digest holds, and of kernel randomness (addresses,
+ * state it holds too (lib/pstate.h), and of kernel randomness (addresses,
  * counters, pids): reusing an answer that read them equals one legal run.
  * GNU grep, cmp and diff read /proc/self/maps at start (gnulib's stack
  * overflow handler); rustup's proxy too.  Reached as /proc/self,
@@ -256,6 +263,11 @@ static struct rs_path *rs_read(struct rs_state *st, const struct tl_event *ev, i
 {
 	struct rs_path *e;
 
+	if (rs_is(p, n, "/dev/random") || rs_is(p, n, "/dev/urandom")) {
+		/* whatever it read there is another answer each time */
+		rs_set(st, RS_OPAQUE, "read randomness:", p, n);
+		return NULL;
+	}
 	if (rs_ignored_io(p, n) || rs_own_proc(st, ev->pid, p, n))
 		return NULL;
 	if (rs_is(p, n, RS_PROC_FS)) {
@@ -366,6 +378,8 @@ static void rs_event(struct rs_state *st, const struct tl_event *ev, const char 
 		pr = rs_proc_get(st, ev->pid);
 		pr->alive = pr->hello = 1;
 		pr->pending = 0;
+		/* its parent's pid too ($PPID): the runner's, for the first */
+		rs_proc_get(st, ev->aux);
 		rs_code(st, ev, p, n);
 		break;
 	case TL_BYE:
@@ -408,6 +422,10 @@ static void rs_event(struct rs_state *st, const struct tl_event *ev, const char 
 	case TL_CLOCK:
 		if (ev->flags & TL_TO_ANSWER)
 			rs_set(st, RS_OPAQUE, "read the clock", NULL, 0);
+		break;
+	case TL_RANDOM:
+		if (ev->flags & TL_TO_ANSWER)
+			rs_set(st, RS_OPAQUE, "read randomness", NULL, 0);
 		break;
 	case TL_VALUE:
 		rs_value(st, p, n);
@@ -618,8 +636,62 @@ static void rs_encode(struct rs_state *st, int64_t start_real_ns, uint64_t env, 
 	free(written);
 }
 
+/* 1 if the table knows pid (without adding it). */
+static int rs_knows_pid(const struct rs_state *st, int32_t pid)
+{
+	for (size_t i = st->capprocs ? (uint32_t)pid % st->capprocs : 0; st->capprocs &&
+	     st->procs[i].used; i = (i + 1) % st->capprocs)
+		if (st->procs[i].pid == pid)
+			return 1;
+	return 0;
+}
+
+/*
+ * A pid of the run in its answer, as a decimal word ("echo $$", a name
+ * made of one): the next run has other pids, so the answer is another.
+ * Shells call getpid() whether or not the script asks for $$, so the
+ * call cannot be the rule; the answer can.  A pid written otherwise
+ * (in hex, or in a sum) is not seen (asynccompile(7)).
+ */
+static void rs_pids_in(struct rs_state *st, const struct buf *text)
+{
+	const unsigned char *p = text ? text->data : NULL;
+	size_t n = text ? text->len : 0;
+
+	for (size_t i = 0; i < n;) {
+		size_t j = i;
+		int64_t v = 0;
+
+		if (p[i] < '0' || p[i] > '9') {
+			i++;
+			continue;
+		}
+		while (j < n && p[j] >= '0' && p[j] <= '9') {
+			if (j - i < 10)
+				v = v * 10 + (p[j] - '0');
+			j++;
+		}
+		/* pid_max is at most 2^22: seven digits */
+		if (j - i <= 7 && v > 0 && rs_knows_pid(st, (int32_t)v)) {
+			char what[64];
+
+			snprintf(what, sizeof what, "its answer names pid %d", (int)v);
+			rs_set(st, RS_OPAQUE, what, NULL, 0);
+			return;
+		}
+		i = j;
+	}
+}
+
 void readset_build(const void *log, size_t n, pid_t root, int64_t start_real_ns,
 		   uint64_t env, struct buf *out)
+{
+	readset_build_answer(log, n, root, start_real_ns, env, NULL, NULL, out);
+}
+
+void readset_build_answer(const void *log, size_t n, pid_t root, int64_t start_real_ns,
+			  uint64_t env, const struct buf *answer_out,
+			  const struct buf *answer_err, struct buf *out)
 {
 	struct rs_state st = { .verdict = RS_PURE, .root = (int32_t)root };
 	struct tl_event ev;
@@ -641,6 +713,8 @@ void readset_build(const void *log, size_t n, pid_t root, int64_t start_real_ns,
 		snprintf(what, sizeof what, "process %d was not traced to its end", (int)pr->pid);
 		rs_set(&st, RS_OPAQUE, what, NULL, 0);
 	}
+	rs_pids_in(&st, answer_out);
+	rs_pids_in(&st, answer_err);
 	rs_settle_writes(&st);
 	rs_settle_code(&st);
 	rs_encode(&st, start_real_ns, env, out);

@@ -14,24 +14,26 @@
  *    exist before the command first touched it and does not exist once
  *    the command is over: scratch files and directories), no input was
  *    read that has no identity (/proc, /sys, devices other than null,
- *    zero, full, random, urandom), no file it read was modified within
- *    RS_RACY_NS of the command's start (plus its timestamps' granularity:
- *    a whole-second timestamp means 2 s more) or while it ran (its
- *    identity could not tell that change from the next), no file it read
- *    is open for writing by some process as the read set is built (a
- *    store through a shared writable mapping changes a file unseen:
- *    readset_impl.h, readset_writers), no process read the real-time
- *    clock with the answer pipes as its output, and no program or
- *    library it mapped (HELLO, READ with TL_MAPPED but not TL_SYSTEM) has
+ *    zero and full) or is random (/dev/random, /dev/urandom), no file it
+ *    read was modified within RS_RACY_NS of the command's start (plus its
+ *    timestamps' granularity: a whole-second timestamp means 2 s more) or
+ *    while it ran (its identity could not tell that change from the
+ *    next), no file it read is open for writing by some process as the
+ *    read set is built (a store through a shared writable mapping changes
+ *    a file unseen: readset_impl.h, readset_writers), no process read a
+ *    clock or asked for random bytes with the answer pipes as its output,
+ *    the answer names no pid of the run, and no program or library it
+ *    mapped (HELLO, READ with TL_MAPPED but not TL_SYSTEM) has
  *    system-call instructions of its own (syscan.h: its reads are
- *    invisible to the tracer).  Only a pure
- *    answer is speculated, memoized or cached.
+ *    invisible to the tracer).  Only a pure answer is speculated,
+ *    memoized or cached.
  *  - RS_IMPURE: it wrote something that outlived it, or acted on another
  *    process or the system (a TL_IMPURE event).  Never run ahead of
  *    need, never reused, never cached.
  *  - RS_OPAQUE: the trace cannot vouch for it (an untraced process, a
- *    call the tracer does not model, a racy or changing input, the
- *    clock, code that enters the kernel itself).  Used once, as $(shell) uses it, and never again.
+ *    call the tracer does not model, a racy or changing input, a
+ *    clock, randomness, a pid, code that enters the kernel itself).  Used
+ *    once, as $(shell) uses it, and never again.
  * Entries are kept only for a pure verdict: the paths read (identity, or
  * absence), the directories listed, the programs run, and VALUE inputs.
  *
@@ -83,6 +85,14 @@ enum rs_verdict {
  */
 void readset_build(const void *log, size_t n, pid_t root, int64_t start_real_ns,
 		   uint64_t env, struct buf *out);
+/*
+ * The same, knowing the answer (its stdout and stderr; NULL: none): one
+ * that names a pid of the run (a process the log shows, or the parent
+ * of one: the runner) as a decimal word is opaque.
+ */
+void readset_build_answer(const void *log, size_t n, pid_t root, int64_t start_real_ns,
+			  uint64_t env, const struct buf *answer_out,
+			  const struct buf *answer_err, struct buf *out);
 
 /* The encoding of a verdict without entries (the runner could not trace). */
 void readset_opaque(struct buf *out, const char *reason);

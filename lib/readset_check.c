@@ -16,6 +16,7 @@
 
 #include "lib/err.h"
 #include "lib/proto.h"
+#include "lib/pstate.h"
 #include "lib/store.h"
 #include "lib/tracelog.h"
 
@@ -117,6 +118,9 @@ void readset_value_now(const char *name, size_t n, struct buf *v)
 		}
 	} else if (n == 6 && !memcmp(name, "nprocs", 6)) {
 		buf_addf(v, "nprocs=%ld", sysconf(_SC_NPROCESSORS_ONLN));
+	} else if (n == sizeof PSTATE_VALUE - 1 && !memcmp(name, PSTATE_VALUE, n)) {
+		buf_addstr(v, PSTATE_VALUE "=");
+		pstate_get(v);
 	}
 }
 
@@ -166,8 +170,11 @@ int readset_writers(int safe, const char *path, int nofollow, int64_t dev, int64
 	return busy;
 }
 
-/* 1 if e still holds; 0 if it changed; -1 if it is open for writing. */
-static int rs_holds(const struct rs_entry *e, int safe)
+/*
+ * 1 if e still holds; 0 if it changed (why gets more than the entry says,
+ * when there is more); -1 if it is open for writing.
+ */
+static int rs_holds(const struct rs_entry *e, int safe, struct buf *why)
 {
 	char path[TL_MAX_EVENT];
 	struct stat sb;
@@ -181,6 +188,16 @@ static int rs_holds(const struct rs_entry *e, int safe)
 		if (eq)
 			readset_value_now(e->path, (size_t)(eq - e->path), &now);
 		same = now.len == e->plen && !memcmp(now.data, e->path, e->plen);
+		/* which part of the process state: "umask 0077, was 0022" */
+		if (!same && eq && eq - e->path == sizeof PSTATE_VALUE - 1 &&
+		    !memcmp(e->path, PSTATE_VALUE, sizeof PSTATE_VALUE - 1) &&
+		    now.len >= sizeof PSTATE_VALUE) {
+			size_t skip = sizeof PSTATE_VALUE;
+
+			buf_addstr(why, "the process state changed: ");
+			pstate_diff(e->path + skip, e->plen - skip, (const char *)now.data + skip,
+				    now.len - skip, why);
+		}
 		buf_release(&now);
 		return same;
 	}
@@ -267,13 +284,20 @@ int readset_check(const void *p, size_t n, uint64_t env, struct buf *err)
 			err_fail(err, "a malformed read set entry");
 			return RS_OPAQUE;
 		}
-		holds = rs_holds(&e, safe);
+		struct buf why = BUF_INIT;
+
+		holds = rs_holds(&e, safe, &why);
 		if (holds <= 0) {
-			err_fail(err, "%s: %.*s", holds < 0 ? "a file open for writing" :
-				 e.type == TL_VALUE ? "an input changed" : "a path changed",
-				 (int)(e.plen > 200 ? 200 : e.plen), e.path);
+			if (why.len)
+				err_fail(err, "%s", (char *)why.data);
+			else
+				err_fail(err, "%s: %.*s", holds < 0 ? "a file open for writing" :
+					 e.type == TL_VALUE ? "an input changed" : "a path changed",
+					 (int)(e.plen > 200 ? 200 : e.plen), e.path);
+			buf_release(&why);
 			return RS_OPAQUE;
 		}
+		buf_release(&why);
 	}
 	if (r.left) {
 		err_fail(err, "trailing bytes after a read set");

@@ -61,19 +61,31 @@
  *             renamed from or to, linked, chmod'ed, chown'ed, touched.
  *   OPAQUE    the preload saw something it cannot account for; path =
  *             a one-line reason.  The whole run is opaque.
- *   CLOCK     the process read the real-time clock through the C library
- *             (time, gettimeofday, clock_gettime(CLOCK_REALTIME*)); flags
- *             TL_TO_ANSWER when its standard output or error is the job's
- *             own capture pipe (the reading can reach the answer).
+ *   CLOCK     the process read a clock that runs with time through the
+ *             C library: time, gettimeofday, timespec_get, times (its
+ *             return is elapsed real time), clock_gettime of any clock but
+ *             the CPU-time ones (real-time, monotonic, boot-time, TAI, a
+ *             clock device); flags TL_TO_ANSWER when its standard output
+ *             or error is the job's own capture pipe (the reading can
+ *             reach the answer).  CPU time (clock, getrusage, times'
+ *             fields, the CPU-time clocks) is not an event: as and ld
+ *             read it at every start, and it reaches no probe's answer.
  *   VALUE     an input that is not a file: path = "name=value" for
  *             uname(2) ("uname=sysname release version machine"),
- *             the host name ("hostname=..."), and the CPUs the process
- *             may run on ("nprocs=N").  Compared again on reuse.
+ *             the host name ("hostname=..."), the CPUs the system has
+ *             online ("nprocs=N"), and, written by the runner itself
+ *             before it starts the command, the process state the command
+ *             starts with ("state=...", lib/pstate.h).  Compared again on
+ *             reuse.
  *   IMPURE    the process acted on something outside itself that is not
  *             a file (signalled another process, changed another
  *             process's or the system's state); path = a one-line
  *             reason.  The whole run is impure: never run ahead of need,
  *             never reused.
+ *   RANDOM    the process asked the C library for random bytes
+ *             (getrandom, getentropy, arc4random*); flags TL_TO_ANSWER as
+ *             for CLOCK.  (A read of /dev/random or /dev/urandom is a
+ *             READ of that path, and the read set's to judge.)
  *
  * A process the preload cannot load into (a static program, a setuid or
  * setgid one, one started with an environment the preload cannot reach)
@@ -127,6 +139,7 @@ enum tl_type {
 	TL_CLOCK = 11,
 	TL_VALUE = 12,
 	TL_IMPURE = 13,
+	TL_RANDOM = 14,
 };
 
 enum tl_kind {
@@ -139,7 +152,7 @@ enum tl_kind {
 
 enum tl_flags {
 	TL_NOFOLLOW = 1,  /* identity from lstat(2) */
-	TL_TO_ANSWER = 2, /* CLOCK: stdout or stderr is the job's pipe */
+	TL_TO_ANSWER = 2, /* CLOCK, RANDOM: stdout or stderr is the job's pipe */
 	TL_ATIME = 4,     /* READ: the program was given atime_ns */
 	TL_MAPPED = 8,    /* READ: an object the dynamic loader mapped as code */
 	TL_SYSTEM = 16,   /* ... and it is the C library, the loader or the tracer */

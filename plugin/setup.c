@@ -7,6 +7,7 @@
 
 #include <gnumake.h>
 
+#include "lib/pstate.h"
 #include "plugin/funcs.h"
 #include "plugin/mk.h"
 #include "plugin/shell.h"
@@ -49,6 +50,8 @@ static int setup_load(void)
 	 * that queues nothing pays for the load and little else.
 	 */
 	reexec_init();
+	/* make's state is what every command it starts gets (lib/pstate.h) */
+	pstate_hold();
 	request_load(&setup_hooks);
 	shell_load();
 	/* a trace asked for: sub-makes may write to it before our first job */

@@ -208,7 +208,9 @@ if [ -z "$why" ]; then
 	stage_mk Makefile "$nb/Makefile"
 	unset XDG_CACHE_HOME
 	HOME=$A N=3 run_make
-	HOME=$B N=3 run_make_as nobody "$nb"
+	# a PATH nobody can search whole: a PATH entry it may not look in
+	# (root's ~/.pyenv/shims) makes the lookup, and the answer, opaque
+	HOME=$B N=3 PATH=/usr/local/bin:/usr/bin:/bin run_make_as nobody "$nb"
 	ok "nobody with HOME=B: the answer" expect_grep '^answers: answer-3$' out
 	ok "nobody with HOME=B: its own store" test -d "$B/.cache/asynccompile/cache"
 	ok "root with HOME=A: its own store" test -d "$A/.cache/asynccompile/cache"

@@ -4,14 +4,20 @@
  *
  * VALUE: uname ("uname=sysname release version machine"), gethostname
  * ("hostname=" and the whole name, whatever the buffer got), the number
- * of CPUs as the program was told ("nprocs=N": sysconf of the processor
- * counts, get_nprocs, get_nprocs_conf, sched_getaffinity of itself,
- * pthread_getaffinity_np).
- * CLOCK: the first real-time clock reading of each process (time,
- * gettimeofday, clock_gettime of CLOCK_REALTIME, _COARSE, _ALARM, TAI,
- * timespec_get); TL_TO_ANSWER when its standard output or error is the
- * job's pipe (ASYNCCOMPILE_TRACE's OUTDEV:OUTINO:ERRDEV:ERRINO; with
- * those unknown, 0:0, any pipe or socket counts).
+ * of CPUs online as the program was told ("nprocs=N": sysconf of the
+ * processor counts, get_nprocs, get_nprocs_conf).  The CPUs a process may
+ * run on (sched_getaffinity of itself, pthread_getaffinity_np) are part
+ * of the state it started with, which the runner writes (lib/pstate.h);
+ * another process's are OPAQUE.
+ * CLOCK: the first clock reading of each process (time, gettimeofday,
+ * ftime, timespec_get, times, clock_gettime of any clock but the CPU-time ones);
+ * RANDOM: the first request for random bytes (getrandom, getentropy,
+ * arc4random, arc4random_buf, arc4random_uniform); each TL_TO_ANSWER
+ * when its standard output or error is the job's pipe
+ * (ASYNCCOMPILE_TRACE's OUTDEV:OUTINO:ERRDEV:ERRINO; with those unknown,
+ * 0:0, any pipe or socket counts).  The C library's own getrandom calls
+ * (malloc's, tmpnam's) are internal and not seen: they never reach an
+ * answer but through a name the program then uses, which is a path.
  * dlopen: a path is a READ, and the objects it loads are found by the
  * next object scan (objects.c); a bare name already loaded is nothing
  * new, any other bare name (a search of the loader's that the tracer
@@ -38,6 +44,7 @@
 #include <semaphore.h>
 #include <shadow.h>
 #include <stdarg.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/fanotify.h>
 #include <sys/inotify.h>
@@ -52,7 +59,9 @@
 #include <sys/statfs.h>
 #include <sys/statvfs.h>
 #include <sys/sysinfo.h>
+#include <sys/random.h>
 #include <sys/time.h>
+#include <sys/times.h>
 #include <sys/uio.h>
 #include <sys/utsname.h>
 #include <time.h>
@@ -198,7 +207,6 @@ TR_REAL(sysconf);
 TR_REAL(get_nprocs);
 TR_REAL(get_nprocs_conf);
 TR_REAL(sched_getaffinity);
-TR_REAL(pthread_getaffinity_np);
 
 static void tr_value(const char *name, const char *a, const char *b, const char *c, const char *d)
 {
@@ -279,37 +287,28 @@ TR_HOOK int get_nprocs_conf(void)
 	return r;
 }
 
+/* its own CPUs: the state it started with (lib/pstate.h), or its own doing */
 TR_HOOK int sched_getaffinity(pid_t pid, size_t size, cpu_set_t *mask)
 {
 	int r = TR_CALL(sched_getaffinity)(pid, size, mask);
 
-	if (r == 0 && tr_active()) {
-		if (pid == 0 || pid == tr_pid)
-			tr_nprocs(CPU_COUNT_S(size, mask));
-		else
-			tr_opaque("the CPUs of another process", NULL);
-	}
+	if (r == 0 && pid != 0 && pid != tr_pid && tr_active())
+		tr_opaque("the CPUs of another process", NULL);
 	return r;
 }
 
-TR_HOOK int pthread_getaffinity_np(pthread_t t, size_t size, cpu_set_t *mask)
-{
-	int r = TR_CALL(pthread_getaffinity_np)(t, size, mask);
-
-	if (r == 0 && tr_active())
-		tr_nprocs(CPU_COUNT_S(size, mask));
-	return r;
-}
-
-/* ---- the clock ---- */
+/* ---- clocks and randomness ---- */
 
 TR_REAL(time);
 TR_REAL(gettimeofday);
 TR_REAL(clock_gettime);
 TR_REAL(timespec_get);
+TR_REAL(times);
+TR_REAL(getrandom);
+TR_REAL(getentropy);
 
-/* the pid that wrote its CLOCK (a fork child is another process) */
-static int tr_clock_pid;
+/* the pid that wrote its CLOCK, its RANDOM (a fork child is another process) */
+static int tr_clock_pid, tr_random_pid;
 
 static int tr_answer_fd(int fd)
 {
@@ -324,32 +323,35 @@ static int tr_answer_fd(int fd)
 	return S_ISFIFO(st.st_mode) && st.st_dev == dev && st.st_ino == ino;
 }
 
-static void tr_clock(void)
+/* A CLOCK or RANDOM event, once per process and type. */
+static void tr_nondet(int type, int *once)
 {
 	struct tl_event ev;
 	struct tr_guard g;
 	int pid = __atomic_load_n(&tr_pid, __ATOMIC_RELAXED);
 
-	if (__atomic_exchange_n(&tr_clock_pid, pid, __ATOMIC_RELAXED) == pid)
+	if (__atomic_exchange_n(once, pid, __ATOMIC_RELAXED) == pid)
 		return;
 	tr_lock(&g);
-	tr_event_init(&ev, TL_CLOCK);
+	tr_event_init(&ev, type);
 	if (tr_answer_fd(1) || tr_answer_fd(2))
 		ev.flags = TL_TO_ANSWER;
 	tr_write(&ev, NULL, 0);
 	tr_unlock(&g);
 }
 
-/* Cheap unless this process has not yet said it read the clock. */
-#define TR_CLOCK_READ()                                                                    \
+/* Cheap unless this process has not yet said it read one. */
+#define TR_NONDET(type, once)                                                              \
 	do {                                                                               \
 		if (__builtin_expect(__atomic_load_n(&tr_state, __ATOMIC_RELAXED) != TR_ON || \
-					     __atomic_load_n(&tr_clock_pid, __ATOMIC_RELAXED) != \
+					     __atomic_load_n(&(once), __ATOMIC_RELAXED) !=       \
 						     __atomic_load_n(&tr_pid, __ATOMIC_RELAXED), \
 				     0) &&                                                 \
 		    tr_active())                                                           \
-			tr_clock();                                                        \
+			tr_nondet(type, &(once));                                          \
 	} while (0)
+#define TR_CLOCK_READ() TR_NONDET(TL_CLOCK, tr_clock_pid)
+#define TR_RANDOM_READ() TR_NONDET(TL_RANDOM, tr_random_pid)
 
 TR_HOOK time_t time(time_t *t)
 {
@@ -363,17 +365,77 @@ TR_HOOK int gettimeofday(struct timeval *restrict tv, void *restrict tz)
 	return TR_CALL(gettimeofday)(tv, tz);
 }
 
+/*
+ * Every clock but CPU time: the real-time ones, the monotonic and
+ * boot-time ones (an uptime, a time stamp, a seed), and a clock device's
+ * (negative ids whose low bits are 3, FD_TO_CLOCKID).  CPU-time clocks
+ * (the two constants, and the negative ids of clock_getcpuclockid) are
+ * not events, as getrusage and clock are not (lib/tracelog.h).
+ */
 TR_HOOK int clock_gettime(clockid_t clk, struct timespec *ts)
 {
-	if (clk == CLOCK_REALTIME || clk == CLOCK_REALTIME_COARSE || clk == CLOCK_TAI ||
-	    clk == CLOCK_REALTIME_ALARM)
+	if (clk >= 0 ? clk != CLOCK_PROCESS_CPUTIME_ID && clk != CLOCK_THREAD_CPUTIME_ID
+		     : (clk & 7) == 3)
 		TR_CLOCK_READ();
 	return TR_CALL(clock_gettime)(clk, ts);
 }
 
 TR_HOOK int timespec_get(struct timespec *ts, int base)
 {
-	if (base == TIME_UTC)
-		TR_CLOCK_READ();
+	TR_CLOCK_READ();
 	return TR_CALL(timespec_get)(ts, base);
 }
+
+/* the legacy real-time clock (its header, sys/timeb.h, is deprecated) */
+struct timeb;
+int ftime(struct timeb *tp);
+TR_REAL(ftime);
+TR_HOOK int ftime(struct timeb *tp)
+{
+	TR_CLOCK_READ();
+	return TR_CALL(ftime)(tp);
+}
+
+/* Its return value is the elapsed real time in clock ticks. */
+TR_HOOK clock_t times(struct tms *buf)
+{
+	TR_CLOCK_READ();
+	return TR_CALL(times)(buf);
+}
+
+TR_HOOK ssize_t getrandom(void *buf, size_t len, unsigned int flags)
+{
+	TR_RANDOM_READ();
+	return TR_CALL(getrandom)(buf, len, flags);
+}
+
+TR_HOOK int getentropy(void *buf, size_t len)
+{
+	TR_RANDOM_READ();
+	return TR_CALL(getentropy)(buf, len);
+}
+
+/* glibc has them from 2.36; an older one's program cannot call them */
+#if __GLIBC_PREREQ(2, 36)
+TR_REAL(arc4random);
+TR_REAL(arc4random_buf);
+TR_REAL(arc4random_uniform);
+
+TR_HOOK uint32_t arc4random(void)
+{
+	TR_RANDOM_READ();
+	return TR_CALL(arc4random)();
+}
+
+TR_HOOK void arc4random_buf(void *buf, size_t n)
+{
+	TR_RANDOM_READ();
+	TR_CALL(arc4random_buf)(buf, n);
+}
+
+TR_HOOK uint32_t arc4random_uniform(uint32_t upper)
+{
+	TR_RANDOM_READ();
+	return TR_CALL(arc4random_uniform)(upper);
+}
+#endif

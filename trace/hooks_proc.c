@@ -37,8 +37,8 @@
  *                         own: pid 0, this process or a thread; acts: other
  *   sched_getscheduler, sched_getparam, sched_rr_get_interval
  *                         own: as above; reads: another pid
- *                         (sched_getaffinity: hooks_misc.c, nprocs VALUE
- *                         or OPAQUE)
+ *                         (sched_getaffinity: hooks_misc.c, nothing for
+ *                         its own, the runner's state VALUE; OPAQUE)
  *   prlimit, prlimit64    own: pid 0 or this process; acts: setting
  *                         another's; reads: only getting another's
  *   process_vm_writev, process_madvise, process_mrelease, ptrace

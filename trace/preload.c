@@ -54,8 +54,10 @@
  *  - changes: open for writing, creat, rename, unlink, mkdir, link,
  *    symlink, truncate, chmod, chown, utime, mknod, mkfifo, xattrs, bind
  *    of a socket path, mkstemp and tmpfile (WRITE, identity before);
- *  - values: uname, gethostname, the number of CPUs (VALUE), the
- *    real-time clock (CLOCK, once per process);
+ *  - values: uname, gethostname, the number of CPUs online (VALUE);
+ *    every clock but CPU time (CLOCK, once per process: time,
+ *    gettimeofday, timespec_get, times, clock_gettime); random bytes
+ *    (RANDOM, once per process: getrandom, getentropy, arc4random*);
  *  - acts on other processes and the system (IMPURE, hooks_proc.c):
  *    signals to another process or a group, its priority, affinity,
  *    scheduling or limits, ptrace, System V IPC changes, shared names
@@ -94,8 +96,11 @@
  * Not events (by the log's definition, tracelog.h): reads and writes
  * through descriptors already open (fstat, fstatfs, read, write,
  * ftruncate...; so an access time read by fstat of an opened file is
- * not compared), the process's own ids, limits and memory size, and the
- * monotonic and CPU clocks.
+ * not compared), the process's own ids, limits, priority, affinity and
+ * memory size (the state it started with is the runner's to record,
+ * lib/pstate.h; what it changed itself follows from that), and the CPU
+ * clocks (clock, getrusage, CLOCK_*_CPUTIME_ID: as and ld read them at
+ * every start).
  */
 #include <dlfcn.h>
 #include <fcntl.h>

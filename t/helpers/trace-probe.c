@@ -12,7 +12,9 @@
  *   _exits; prints whether its store was seen) | vfork-move-exec PROG (the child dup2s stdout onto the
  *   tracer's descriptor, 1021, then execs) | spawnp NAME | spawn PATH |
  *   execvp NAME ARG... (last) | threads N P (opens P.0 ... P.N-1) |
- *   uname | time | nprocs | getenv VAR | system CMD | popen CMD |
+ *   uname | time | monotonic | boottime | cputime (each prints the
+ *   clock) | rusage | getrandom | getentropy (print the bytes) |
+ *   affinity | nprocs | getenv VAR | system CMD | popen CMD |
  *   dup2-log | close-log | close-range | closefrom | dlopen P | setlocale |
  *   syscall-open P | tmpfile | getpwnam NAME | scandir P | glob PATTERN |
  *   gettext DOMAIN DIR MSGID (after setlocale(LC_ALL, "")) | kill PID SIG |
@@ -37,7 +39,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <locale.h>
+#include <sched.h>
 #include <sys/mman.h>
+#include <sys/random.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -295,6 +299,28 @@ int main(int argc, char **argv)
 			report(op, uname(&u) == 0);
 		} else if (!strcmp(op, "time")) {
 			printf("time %s\n", time(NULL) > 0 ? "ok" : "bad");
+		} else if (!strcmp(op, "monotonic") || !strcmp(op, "boottime") ||
+			   !strcmp(op, "cputime")) {
+			struct timespec ts;
+			clockid_t c = op[0] == 'm' ? CLOCK_MONOTONIC : op[0] == 'b' ?
+				      CLOCK_BOOTTIME : CLOCK_PROCESS_CPUTIME_ID;
+
+			clock_gettime(c, &ts);
+			printf("%s %lld.%09ld\n", op, (long long)ts.tv_sec, ts.tv_nsec);
+		} else if (!strcmp(op, "rusage")) {
+			struct rusage ru;
+
+			report(op, getrusage(RUSAGE_SELF, &ru) == 0);
+		} else if (!strcmp(op, "getrandom") || !strcmp(op, "getentropy")) {
+			unsigned char x[8];
+			int r = op[3] == 'r' ? (int)getrandom(x, sizeof x, 0) : getentropy(x, sizeof x);
+
+			printf("%s %s %02x%02x%02x%02x%02x%02x%02x%02x\n", op, r < 0 ? "bad" : "ok",
+			       x[0], x[1], x[2], x[3], x[4], x[5], x[6], x[7]);
+		} else if (!strcmp(op, "affinity")) {
+			cpu_set_t set;
+
+			report(op, sched_getaffinity(0, sizeof set, &set) == 0);
 		} else if (!strcmp(op, "nprocs")) {
 			printf("nprocs %ld\n", sysconf(_SC_NPROCESSORS_ONLN));
 		} else if (!strcmp(op, "getenv")) {

@@ -15,6 +15,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "lib/pstate.h"
 #include "lib/readset.h"
 #include "lib/tracelog.h"
 #include "tap.h"
@@ -55,7 +56,7 @@ static void ev(struct buf *log, int type, int flags, int pid, int aux, const cha
 	e.pid = pid;
 	e.aux = aux;
 	if (type != TL_OPAQUE && type != TL_VALUE && type != TL_BYE && type != TL_FORK &&
-	    type != TL_EXECFAIL && type != TL_CLOCK &&
+	    type != TL_EXECFAIL && type != TL_CLOCK && type != TL_RANDOM &&
 	    !((flags & TL_NOFOLLOW) ? lstat(path, &sb) : stat(path, &sb))) {
 		e.kind = S_ISREG(sb.st_mode) ? TL_FILE : S_ISDIR(sb.st_mode) ? TL_DIR
 			 : S_ISLNK(sb.st_mode) ? TL_LINK : TL_OTHER;
@@ -456,6 +457,92 @@ static void test_proc_fs_unreadable(void)
 	buf_release(&why);
 }
 
+/* Randomness, a pid in the answer, and the process state (item 29.2, 29.7). */
+static void test_nondet(void)
+{
+	struct buf log = BUF_INIT, rs = BUF_INIT, why = BUF_INIT, text = BUF_INIT, st = BUF_INIT;
+	char pid[32];
+
+	start(&log);
+	ev(&log, TL_RANDOM, 0, ROOT, 0, "");
+	finish(&log);
+	ok(verdict(&log, later(), &rs) == RS_PURE, "random bytes with other pipes as output: pure");
+	start(&log);
+	ev(&log, TL_RANDOM, TL_TO_ANSWER, ROOT, 0, "");
+	finish(&log);
+	ok(verdict(&log, later(), &rs) == RS_OPAQUE, "random bytes that can reach the answer: opaque");
+	start(&log);
+	ev(&log, TL_READ, 0, ROOT, 0, "/dev/urandom");
+	finish(&log);
+	ok(verdict(&log, later(), &rs) == RS_OPAQUE, "a read of /dev/urandom: opaque");
+
+	/* the root's pid, a child's, the runner's (the root's parent, 1 here) */
+	start(&log);
+	ev(&log, TL_FORK, 0, ROOT + 1, ROOT, "");
+	ev(&log, TL_BYE, 0, ROOT + 1, 0, "");
+	finish(&log);
+	for (int k = 0; k < 4; k++) {
+		int32_t p = k == 0 ? ROOT : k == 1 ? ROOT + 1 : k == 2 ? 1 : ROOT + 2;
+
+		snprintf(pid, sizeof pid, "x %d\n", (int)p);
+		buf_reset(&text);
+		buf_addstr(&text, pid);
+		buf_reset(&rs);
+		readset_build_answer(log.data, log.len, ROOT, later(), ENV, &text, NULL, &rs);
+		if (k < 3)
+			ok(readset_verdict(rs.data, rs.len) == RS_OPAQUE,
+			   "an answer naming pid %d of the run: opaque", (int)p);
+		else
+			ok(readset_verdict(rs.data, rs.len) == RS_PURE,
+			   "an answer naming no pid of the run: pure");
+	}
+	buf_reset(&text);
+	snprintf(pid, sizeof pid, "1%d 0x%x", ROOT, ROOT);
+	buf_addstr(&text, pid);
+	buf_reset(&rs);
+	readset_build_answer(log.data, log.len, ROOT, later(), ENV, NULL, &text, &rs);
+	ok(readset_verdict(rs.data, rs.len) == RS_PURE,
+	   "a pid inside a longer number, or in hex: not seen (a documented residue)");
+
+	/* the state a runner writes, checked against this process's */
+	buf_addstr(&st, "state=");
+	ok(pstate_get(&st) == 0, "the process state reads whole");
+	start(&log);
+	ev(&log, TL_VALUE, 0, 1, 0, (char *)st.data);
+	finish(&log);
+	ok(verdict(&log, later(), &rs) == RS_PURE, "the state it started with holds in the same one");
+	{
+		mode_t was = umask(077);
+		int v;
+
+		buf_reset(&why);
+		v = readset_check(rs.data, rs.len, ENV, &why);
+		ok(v == RS_OPAQUE && strstr((char *)why.data, "umask 0077, was"),
+		   "another umask does not hold: %s", (char *)why.data);
+		umask(was);
+	}
+	{
+		struct rlimit rl, low;
+
+		getrlimit(RLIMIT_NOFILE, &rl);
+		low = rl;
+		low.rlim_cur = rl.rlim_cur > 64 ? rl.rlim_cur - 1 : rl.rlim_cur;
+		int v;
+
+		setrlimit(RLIMIT_NOFILE, &low);
+		buf_reset(&why);
+		v = readset_check(rs.data, rs.len, ENV, &why);
+		ok(v == RS_OPAQUE && strstr((char *)why.data, "RLIMIT_NOFILE"),
+		   "another RLIMIT_NOFILE does not hold: %s", (char *)why.data);
+		setrlimit(RLIMIT_NOFILE, &rl);
+	}
+	buf_release(&log);
+	buf_release(&rs);
+	buf_release(&why);
+	buf_release(&text);
+	buf_release(&st);
+}
+
 static void test_codec(void)
 {
 	struct buf log = BUF_INIT, rs = BUF_INIT;
@@ -635,6 +722,7 @@ int main(void)
 	test_inputs();
 	test_own_proc();
 	test_proc_fs_unreadable();
+	test_nondet();
 	test_codec();
 	test_granularity();
 	test_shared_writable();

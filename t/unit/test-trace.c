@@ -45,7 +45,7 @@ struct run {
 
 static const char *const type_names[] = {
 	"?", "HELLO", "BYE", "FORK", "EXEC", "EXECFAIL", "SPAWN", "READ", "LIST", "WRITE",
-	"OPAQUE", "CLOCK", "VALUE", "IMPURE",
+	"OPAQUE", "CLOCK", "VALUE", "IMPURE", "RANDOM",
 };
 
 static void run_free(struct run *r)
@@ -60,7 +60,7 @@ static void dump(const struct run *r)
 {
 	for (size_t i = 0; i < r->n; i++)
 		diag("%d %s kind=%d flags=%d aux=%d ino=%llu %s", r->v[i].e.pid,
-		     r->v[i].e.type < 14 ? type_names[r->v[i].e.type] : "?", r->v[i].e.kind,
+		     r->v[i].e.type < 15 ? type_names[r->v[i].e.type] : "?", r->v[i].e.kind,
 		     r->v[i].e.flags, r->v[i].e.aux, (unsigned long long)r->v[i].e.ino, r->v[i].path);
 }
 
@@ -590,6 +590,31 @@ static void test_values(void)
 		   "other pipes: no TL_TO_ANSWER, in the exec'd image either (all fields passed on)");
 	}
 	run_free(&r);
+
+	/* every clock but CPU time; randomness; the affinity is no VALUE */
+	for (int k = 0; k < 2; k++) {
+		run(&r, 3, NULL, (char *[]){ probe, k ? "boottime" : "monotonic", NULL });
+		i = find(&r, 0, TL_CLOCK, r.pid, -1, NULL);
+		ok(i >= 0 && r.v[i].e.flags == TL_TO_ANSWER, "the %s clock: CLOCK TL_TO_ANSWER",
+		   k ? "boot-time" : "monotonic");
+		run_free(&r);
+	}
+	run(&r, 3, NULL, (char *[]){ probe, "cputime", "rusage", "affinity", NULL });
+	check_accounted(&r, "cpu time");
+	ok(find(&r, 0, TL_CLOCK, r.pid, -1, NULL) < 0 && find(&r, 0, TL_VALUE, r.pid, -1, NULL) < 0 &&
+	   strstr(r.out, "rusage ok") && strstr(r.out, "affinity ok"),
+	   "CPU time, getrusage and the process's own affinity: no event");
+	run_free(&r);
+	for (int k = 0; k < 2; k++) {
+		char *op = k ? (char *)"getentropy" : (char *)"getrandom";
+
+		run(&r, 3, NULL, (char *[]){ probe, op, op, NULL });
+		i = find(&r, 0, TL_RANDOM, r.pid, -1, NULL);
+		ok(i >= 0 && r.v[i].e.flags == TL_TO_ANSWER &&
+		   find(&r, (size_t)i + 1, TL_RANDOM, r.pid, -1, NULL) < 0,
+		   "%s: one RANDOM, TL_TO_ANSWER", op);
+		run_free(&r);
+	}
 }
 
 static void test_loader_and_scripts(void)
