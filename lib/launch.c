@@ -13,6 +13,7 @@
 #include <signal.h>
 #include <spawn.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <time.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -430,6 +431,33 @@ static void launch_fd_id(struct buf *b, int fd)
 }
 
 /*
+ * The descriptor the command gets the log on: TL_FD, or under a lower
+ * soft RLIMIT_NOFILE the highest one the command may have (a descriptor
+ * at or past the limit cannot be opened, and posix_spawn refuses the
+ * whole command: "Bad file descriptor" where $(shell) works), never 0-2
+ * nor one of the job's own (fds).  -1 when none is left: the command
+ * runs untraced, and so opaque.
+ */
+static int launch_trace_fd(char *const *fds)
+{
+	struct rlimit rl;
+	long fd = TL_FD;
+
+	if (!getrlimit(RLIMIT_NOFILE, &rl) && rl.rlim_cur != RLIM_INFINITY &&
+	    rl.rlim_cur <= (rlim_t)TL_FD)
+		fd = (long)rl.rlim_cur - 1;
+	for (; fd > 2; fd--) {
+		char *const *f = fds;
+
+		while (f && *f && strtol(*f, NULL, 10) != fd)
+			f++;
+		if (!f || !*f)
+			return (int)fd;
+	}
+	return -1;
+}
+
+/*
  * Set a traced job up: the log (a memfd, l->trace_fd), the preload and
  * the variable that names the log in the environment, and the log's
  * descriptor among the job's own.  The strings live in `keep` (one
@@ -443,8 +471,9 @@ static int launch_trace_setup(const struct job_msg *job, int out_w, int err_w, c
 	const char *tr = job->tracer, *old = NULL;
 	size_t n = 0, k = 0, pre = SIZE_MAX;
 	char **e, **f;
+	int fd;
 
-	if (!tr || strpbrk(tr, ": \t"))
+	if (!tr || strpbrk(tr, ": \t") || (fd = launch_trace_fd(job->fds)) < 0)
 		return -1;
 	l->trace_fd = memfd_create("asynccompile-trace", MFD_CLOEXEC);
 	if (l->trace_fd < 0)
@@ -468,11 +497,11 @@ static int launch_trace_setup(const struct job_msg *job, int out_w, int err_w, c
 		memcpy(f, job->fds, k * sizeof *f);
 	/* last: a sanitizer's runtime must stay first in the list */
 	buf_addf(&keep[0], "LD_PRELOAD=%s%s%s", old ? old : "", old && *old ? ":" : "", tr);
-	buf_addf(&keep[1], "%s=%d", TL_ENV, TL_FD);
+	buf_addf(&keep[1], "%s=%d", TL_ENV, fd);
 	launch_fd_id(&keep[1], l->trace_fd);
 	launch_fd_id(&keep[1], out_w);
 	launch_fd_id(&keep[1], err_w);
-	buf_addf(&keep[2], "%d>/proc/%ld/fd/%d", TL_FD, (long)getpid(), l->trace_fd);
+	buf_addf(&keep[2], "%d>/proc/%ld/fd/%d", fd, (long)getpid(), l->trace_fd);
 	if (pre != SIZE_MAX) {
 		e[pre] = (char *)keep[0].data;
 	} else {

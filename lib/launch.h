@@ -12,7 +12,8 @@
  * its pid; or in the caller's, see launch_start()), with an empty signal mask and default dispositions for every
  * signal, standard input from a pipe (job->has_input) or /dev/null,
  * standard output and error on two pipes, in job->cwd, and with no other
- * descriptor (but the trace log at TL_FD when traced, tracelog.h).  Its
+ * descriptor (but the trace log at TL_FD, or below a lower
+ * RLIMIT_NOFILE, when traced: tracelog.h; none fits: untraced).  Its
  * environment is the caller's `environ` with the job's
  * "K=V" entries replacing or adding variables (an entry without '='
  * removes K).

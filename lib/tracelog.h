@@ -87,7 +87,10 @@
  * a descriptor the program dup2s onto).
  */
 #define TL_ENV "ASYNCCOMPILE_TRACE"
-/* The descriptor the runner gives the log (high, out of programs' way). */
+/*
+ * The descriptor the runner gives the log (high, out of programs' way);
+ * under a lower soft RLIMIT_NOFILE, the highest one below it (launch.c).
+ */
 #define TL_FD 1021
 /* An event (header and path) is at most this long; longer paths: OPAQUE. */
 #define TL_MAX_EVENT 8192

@@ -1,0 +1,90 @@
+#!/bin/sh
+# The drop-in stays a drop-in: what $(shell) gives in a corner, so does
+# $(async-shell), first run, memo, speculation and cache alike (issue 29,
+# items 1, 8, 9 and 11).  Each case runs the same makefile once with
+# $(shell) in a directory of its own ("sh") and once with $(async-shell)
+# ("as"), as t0262 does, and compares.
+. "$(dirname "$0")/lib.sh"
+
+mkdir sh as
+variant_mk() { # file: stdin with FN replaced, into both directories
+	tl_text=$(cat)
+	printf '%s\n' "$tl_text" | sed 's/FN/shell/g' | write_mk "sh/$1"
+	printf '%s\n' "$tl_text" | sed 's/FN/async-shell/g' | write_mk "as/$1"
+}
+cfg() { # cache: true or false, as c.yaml in both directories
+	for d in sh as; do
+		{ [ -n "${TEST_START_METHOD:-}" ] && echo "start_method: $TEST_START_METHOD"
+		  echo "cache: $1"; } >$d/c.yaml
+	done
+}
+# run_both ARGS: make in each directory (under `ulimit -n $NOFILE` when
+# set); outputs in sh.out/as.out (async-stats lines apart, in as.stats),
+# statuses in sh_status/as_status.
+NOFILE=
+run_both() {
+	for d in sh as; do
+		(cd $d && { [ -z "$NOFILE" ] || ulimit -n "$NOFILE"; } && run_make "$@"
+		 echo "$make_status" >.status)
+		grep -v '^STATS ' $d/out >$d.out; cp $d/err $d.err
+	done
+	grep '^STATS ' as/out >as.stats
+	sh_status=$(cat sh/.status); as_status=$(cat as/.status)
+}
+same_answers() {
+	expect_eq "$sh_status" "$as_status" "make's status (\$(shell) vs async-shell)" &&
+	expect_eq "$(cat sh.out)" "$(cat as.out)" "output (\$(shell) vs async-shell)" &&
+	expect_no_grep 'asynccompile: cannot run' as.err
+}
+stat_of() { # key: its value on the last STATS line of the async-shell run
+	sed -n "s/.* $1=\([0-9]*\).*/\1/p" as.stats | tail -n1
+}
+stat_ge() { # key min
+	[ "$(stat_of "$1")" -ge "$2" ] && return 0
+	echo "$1=$(stat_of "$1"), wanted >= $2:"; cat as.stats; return 1
+}
+
+# -- item 1: the log's descriptor under a low RLIMIT_NOFILE.  The log
+# went to descriptor 1021 whatever the limit, and posix_spawn refused
+# every command ("cannot run '/bin/sh': Bad file descriptor", 127).
+# 20: a few above what make, two spawn or fork workers and a run in
+# make's process need at once (make 4.4 with the pool holds 14).
+variant_mk Makefile <<'EOF2'
+ASYNC_COMPILE_CONFIG := c.yaml
+load @PLUGIN@
+A := $(FN echo hello)
+$(info A=[$(A)] status=$(.SHELLSTATUS))
+B := $(FN echo out; exit 3)
+$(info B=[$(B)] status=$(.SHELLSTATUS))
+C := $(FN cat in.txt)
+$(info C=[$(C)] status=$(.SHELLSTATUS))
+F := $(FN if [ "$$(cat in.txt)" = strong ]; then echo -fstack-protector-strong; fi)
+$(info F=[$(F)] status=$(.SHELLSTATUS))
+$(info memo=[$(FN echo hello)] status=$(.SHELLSTATUS))
+all: ; @echo STATS $(async-stats)
+EOF2
+for d in sh as; do echo strong >$d/in.txt; done
+settle
+for lim in 1021 64 20; do
+	for cache in false true; do
+		cfg $cache
+		rm -rf "$XDG_CACHE_HOME"
+		NOFILE=$lim
+		run_both
+		ok "ulimit -n $lim, cache $cache, first run: \$(shell)'s answers and statuses" same_answers
+		ok "ulimit -n $lim, cache $cache, first run: the memo answered" stat_ge memo_hits 1
+		run_both
+		ok "ulimit -n $lim, cache $cache, second run: \$(shell)'s answers" same_answers
+		if [ $cache = true ]; then
+			ok "ulimit -n $lim, cache true, second run: answered by the cache" \
+				stat_ge cache_hits 4
+		else
+			ok "ulimit -n $lim, cache false, second run: answered by speculation" \
+				stat_ge spec_hits 4
+		fi
+		NOFILE=
+	done
+done
+rm -rf sh/* as/*
+
+done_testing
