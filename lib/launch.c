@@ -157,14 +157,19 @@ uint64_t launch_env_digest(char *const *envp)
 	 * A sum of per-entry hashes: the order of environ does not matter.
 	 * The plugin's own variables are left out: the worker's mark differs
 	 * from worker to worker, and ASYNCCOMPILE_HELD_TOKENS changes in
-	 * make's environment as tokens come and go (plugin/reexec.c).  So is
-	 * ASYNC_COMPILE_DEBUG: asking why an answer was not used must not
-	 * be the reason it is not ("another environment").
+	 * make's environment as tokens come and go (plugin/reexec.c).
+	 * ASYNC_COMPILE_DEBUG is not: the command sees it, and one that
+	 * prints it would be answered stale.
 	 */
 	for (; envp && *envp; envp++)
-		if (strncmp(*envp, "ASYNCCOMPILE_", 13) && strncmp(*envp, "ASYNC_COMPILE_DEBUG=", 20))
+		if (strncmp(*envp, "ASYNCCOMPILE_", 13))
 			sum += store_hash(*envp, strlen(*envp), STORE_HASH_INIT);
 	return sum;
+}
+
+uint64_t launch_env_digest_without(uint64_t digest, const char *entry)
+{
+	return digest - store_hash(entry, strlen(entry), STORE_HASH_INIT);
 }
 
 static const char *launch_getenv(char *const *envp, const char *key)

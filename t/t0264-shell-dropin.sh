@@ -87,4 +87,35 @@ for lim in 1021 64 20; do
 done
 rm -rf sh/* as/*
 
+# -- item 9: ASYNC_COMPILE_DEBUG is in the command's environment, so it
+# is compared like any other variable (it was left out, and a command
+# that printed it was answered stale).  The memo: make 4.4 gives $(shell)
+# the makefile's exports, so the second call sees the new value.
+variant_mk Makefile <<'EOF2'
+ASYNC_COMPILE_CONFIG := c.yaml
+load @PLUGIN@
+$(info D=[$(FN printf %s "$$ASYNC_COMPILE_DEBUG")])
+$(info M=[$(FN echo $$ASYNC_COMPILE_DEBUG)])
+export ASYNC_COMPILE_DEBUG = in-makefile
+$(info memo=[$(FN echo $$ASYNC_COMPILE_DEBUG)])
+all: ; @echo STATS $(async-stats)
+EOF2
+for cache in false true; do
+	cfg $cache
+	rm -rf "$XDG_CACHE_HOME"
+	for v in unset 1 2 unset; do
+		if [ $v = unset ]; then
+			run_both
+		else
+			ASYNC_COMPILE_DEBUG=$v run_both
+		fi
+		ok "cache $cache, ASYNC_COMPILE_DEBUG $v: \$(shell)'s answers" same_answers
+		if [ $v = 1 ]; then
+			ok "cache $cache, switched on: the reason names it" \
+				expect_grep 'another environment: ASYNC_COMPILE_DEBUG$' as.err
+		fi
+	done
+done
+rm -rf sh/* as/*
+
 done_testing
