@@ -12,6 +12,9 @@ variant_mk() { # file: stdin with FN replaced, into both directories
 	printf '%s\n' "$tl_text" | sed 's/FN/shell/g' | write_mk "sh/$1"
 	printf '%s\n' "$tl_text" | sed 's/FN/async-shell/g' | write_mk "as/$1"
 }
+both() { # cmd...: run in both directories
+	(cd sh && "$@") && (cd as && "$@")
+}
 cfg() { # cache: true or false, as c.yaml in both directories
 	for d in sh as; do
 		{ [ -n "${TEST_START_METHOD:-}" ] && echo "start_method: $TEST_START_METHOD"
@@ -115,6 +118,96 @@ for cache in false true; do
 				expect_grep 'another environment: ASYNC_COMPILE_DEBUG$' as.err
 		fi
 	done
+done
+rm -rf sh/* as/*
+
+# -- item 11: output after the command's process has exited.  $(shell)
+# reads stdout to its end: "early late"; async-shell stopped 1 s after
+# the exit ("early"), with a note.  The background writer waits on the
+# fifo `go`, which the test opens (read-write: it never blocks) only once
+# make has either ended (the old runner) or waited for 2.5 s: the answer
+# must not depend on when that is.
+release_run() { # dir args: make in dir, `go` opened only after a while
+	(cd "$1" && shift && run_make "$@"; echo "$make_status" >.status) &
+	tl_mk=$!
+	tl_i=0
+	while kill -0 $tl_mk 2>/dev/null && [ $tl_i -lt 50 ]; do
+		tl_i=$((tl_i + 1)); sleep 0.05
+	done
+	exec 7<>"$1/go"
+	echo go >&7
+	wait $tl_mk
+	exec 7>&-
+}
+run_released() {
+	for d in sh as; do
+		release_run $d "$@"
+		grep -v '^STATS ' $d/out >$d.out; cp $d/err $d.err
+	done
+	grep '^STATS ' as/out >as.stats
+	sh_status=$(cat sh/.status); as_status=$(cat as/.status)
+}
+same_no_note() {
+	same_answers && expect_no_grep 'still open' as.err
+}
+variant_mk Makefile <<'EOF2'
+ASYNC_COMPILE_CONFIG := c.yaml
+load @PLUGIN@
+$(info [$(FN (read x <go; echo late) & echo early)])
+all: ; @echo STATS $(async-stats)
+EOF2
+both mkfifo go
+cfg false
+rm -rf "$XDG_CACHE_HOME"
+for run in first second; do
+	run_released
+	ok "a background process writes after the exit, $run run: \$(shell)'s answer" \
+		expect_grep '^\[early late\]$' as.out
+	ok "$run run: the same as \$(shell), and no note" same_no_note
+done
+rm -rf sh/* as/*
+
+# The same in a pool worker: a pure command (no fifo: it would be an
+# input without identity) is speculated on the second run.  The sleep is
+# the command under test, not a wait: any length gives the same answer.
+variant_mk Makefile <<'EOF2'
+ASYNC_COMPILE_CONFIG := c.yaml
+load @PLUGIN@
+$(info [$(FN (sleep 0.3; echo late) & echo early)])
+all: ; @echo STATS $(async-stats)
+EOF2
+cfg false
+rm -rf "$XDG_CACHE_HOME"
+run_both
+run_both
+ok "speculated: the output after the exit is read, as \$(shell) reads it" \
+	expect_grep '^\[early late\]$' as.out
+ok "speculated: the same as \$(shell), and no note" same_no_note
+ok "speculated: the answer was the pool's" stat_ge spec_hits 1
+rm -rf sh/* as/*
+
+# The background process closes stdout and keeps running: $(shell) returns
+# at once and leaves it running (it still holds stderr), and so must
+# async-shell; it ends when the test opens `go`.
+variant_mk Makefile <<'EOF2'
+ASYNC_COMPILE_CONFIG := c.yaml
+load @PLUGIN@
+$(info [$(FN (exec >&-; read x <go; echo bye >bye.txt) & echo early)])
+all: ; @echo STATS $(async-stats)
+EOF2
+both mkfifo go
+cfg false
+rm -rf "$XDG_CACHE_HOME"
+for run in first second; do
+	run_both
+	ok "stdout closed, $run run: make returned without the background process" \
+		expect_grep '^\[early\]$' as.out
+	ok "$run run: the same as \$(shell), and no note" same_no_note
+	for d in sh as; do exec 7<>$d/go; echo go >&7; done
+	ok "$run run: the background process was left running, as \$(shell) leaves it" \
+		wait_until test -f sh/bye.txt -a -f as/bye.txt
+	exec 7>&-
+	rm -f sh/bye.txt as/bye.txt
 done
 rm -rf sh/* as/*
 
