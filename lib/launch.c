@@ -435,6 +435,24 @@ static void launch_fd_id(struct buf *b, int fd)
 	buf_addf(b, ":%llu:%llu", (unsigned long long)sb.st_dev, (unsigned long long)sb.st_ino);
 }
 
+/* Take LAUNCH_PPID out of envp (launch.h): its pid, or 0. */
+static long launch_take_ppid(char **envp)
+{
+	const size_t len = strlen(LAUNCH_PPID "=");
+	long pid = 0;
+
+	for (size_t i = 0; envp[i]; i++) {
+		if (strncmp(envp[i], LAUNCH_PPID "=", len))
+			continue;
+		pid = strtol(envp[i] + len, NULL, 10);
+		do
+			envp[i] = envp[i + 1];
+		while (envp[i++]);
+		break;
+	}
+	return pid > 0 ? pid : 0;
+}
+
 /*
  * The descriptor the command gets the log on: TL_FD, or under a lower
  * soft RLIMIT_NOFILE the highest one the command may have (a descriptor
@@ -470,8 +488,8 @@ static int launch_trace_fd(char *const *fds)
  * fresh arrays).  Returns 0, or -1 when the job cannot be traced, which
  * only makes its run opaque.
  */
-static int launch_trace_setup(const struct job_msg *job, int out_w, int err_w, char ***envp,
-			      char ***fds, struct launch *l, struct buf keep[3])
+static int launch_trace_setup(const struct job_msg *job, int out_w, int err_w, long ppid,
+			      char ***envp, char ***fds, struct launch *l, struct buf keep[3])
 {
 	const char *tr = job->tracer, *old = NULL;
 	size_t n = 0, k = 0, pre = SIZE_MAX;
@@ -506,6 +524,8 @@ static int launch_trace_setup(const struct job_msg *job, int out_w, int err_w, c
 	launch_fd_id(&keep[1], l->trace_fd);
 	launch_fd_id(&keep[1], out_w);
 	launch_fd_id(&keep[1], err_w);
+	if (ppid > 0 && ppid != (long)getpid())
+		buf_addf(&keep[1], ":%ld:%ld", (long)getpid(), ppid);
 	buf_addf(&keep[2], "%d>/proc/%ld/fd/%d", fd, (long)getpid(), l->trace_fd);
 	if (pre != SIZE_MAX) {
 		e[pre] = (char *)keep[0].data;
@@ -531,6 +551,7 @@ int launch_start(const struct job_msg *job, int callers_group, struct launch *l,
 	struct buf keep[3] = { BUF_INIT, BUF_INIT, BUF_INIT };
 	const char *what = job->command;
 	int rc = 0, direct;
+	long ppid;
 	struct timespec now;
 
 	l->pid = -1;
@@ -543,9 +564,11 @@ int launch_start(const struct job_msg *job, int callers_group, struct launch *l,
 		err_fail(err, "cannot set up the command:");
 		goto out;
 	}
+	ppid = launch_take_ppid(envp);
 	/* only a traced job's read set carries it: no pass for other jobs */
 	l->env_digest = job->tracer ? launch_env_digest(envp) : 0;
-	if (job->tracer && launch_trace_setup(job, out[1], errpipe[1], &envp, &own_fds, l, keep) == 0)
+	if (job->tracer &&
+	    launch_trace_setup(job, out[1], errpipe[1], ppid, &envp, &own_fds, l, keep) == 0)
 		fds = own_fds;
 	clock_gettime(CLOCK_REALTIME, &now);
 	l->start_real_ns = (int64_t)now.tv_sec * 1000000000 + now.tv_nsec;

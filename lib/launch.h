@@ -59,6 +59,15 @@ struct launch {
 };
 
 /*
+ * An entry "LAUNCH_PPID=PID" in a job's env names the pid its command's
+ * root process is to see as its parent (getppid), the one $(shell)'s
+ * child would see: make's, for a job run ahead of need in a worker.  It
+ * is taken out of the command's environment and given to the tracer
+ * (tracelog.h); an untraced command sees its real parent.
+ */
+#define LAUNCH_PPID "ASYNCCOMPILE_PPID"
+
+/*
  * Start job's command.  callers_group: instead of a session of its own,
  * the command stays in the caller's session and process group, as make's
  * $(shell) runs one (a signal to make's group reaches it).  On success returns 0 and fills *l; the caller

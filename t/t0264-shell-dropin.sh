@@ -211,4 +211,39 @@ for run in first second; do
 done
 rm -rf sh/* as/*
 
+# -- item 8: $PPID is make's pid under $(shell); a speculated command ran
+# in a pool worker and saw the worker's.  Both functions in one make, so
+# the same pid is the right answer; a process the command starts sees its
+# real parent (not make).
+write_mk Makefile <<'EOF2'
+ASYNC_COMPILE_CONFIG := c.yaml
+load @PLUGIN@
+$(info sh=$(shell echo $$PPID) as=$(async-shell echo $$PPID) memo=$(async-shell echo $$PPID))
+$(info inner=$(async-shell sh -c 'echo $$PPID') make=$(shell echo $$PPID))
+$(info env=$(async-shell env | sed -n '/^ASYNCCOMPILE_PPID=/p'))
+all: ; @echo STATS $(async-stats)
+EOF2
+cfg false
+cp as/c.yaml .
+rm -rf "$XDG_CACHE_HOME"
+ppid_same() {
+	set -- $(sed -n 's/^sh=\([0-9]*\) as=\([0-9]*\) memo=\([0-9]*\)$/\1 \2 \3/p' out)
+	[ $# = 3 ] && [ "$1" = "$2" ] && [ "$2" = "$3" ] && return 0
+	echo "not make's pid throughout:"; cat out; return 1
+}
+inner_not_make() {
+	set -- $(sed -n 's/^inner=\([0-9]*\) make=\([0-9]*\)$/\1 \2/p' out)
+	[ $# = 2 ] && [ "$1" != "$2" ] && return 0
+	echo "a child of the command saw make as its parent:"; cat out; return 1
+}
+for run in first second third; do
+	run_make
+	grep '^STATS ' out >as.stats
+	ok "\$PPID, $run run: make's pid, as \$(shell) gives it (memo too)" ppid_same
+	ok "\$PPID, $run run: a child of the command sees its real parent" inner_not_make
+	ok "\$PPID, $run run: the runner's variable is not in the command's environment" \
+		expect_grep '^env=$' out
+done
+ok "\$PPID: the later runs were answered by speculation" stat_ge spec_hits 1
+
 done_testing

@@ -52,6 +52,9 @@
  *    of a socket path, mkstemp and tmpfile (WRITE, identity before);
  *  - values: uname, gethostname, the number of CPUs (VALUE), the
  *    real-time clock (CLOCK, once per process);
+ *  - getppid of the command's root process (the one whose parent is the
+ *    runner): the parent the runner names, make for a job run ahead of
+ *    need in a pool worker, as $(shell)'s child would see it;
  *  - locale, message catalogues and the time zone (hooks_locale.c).
  * Opaque
  *  - fexecve, execveat on a descriptor, clone, daemon, raw syscall() of
@@ -89,6 +92,7 @@ TR_REAL(exit);
 TR_REAL(_exit);
 TR_REAL(_Exit);
 TR_REAL(__libc_start_main);
+TR_REAL(getppid);
 
 static pthread_once_t tr_init_control = PTHREAD_ONCE_INIT;
 static int tr_bye_done;
@@ -129,7 +133,7 @@ static void tr_hello(void)
 	ssize_t n = TR_CALL(readlink)("/proc/self/exe", tr_exe, sizeof tr_exe - 1);
 
 	tr_event_init(&ev, TL_HELLO);
-	ev.aux = (int32_t)getppid();
+	ev.aux = (int32_t)TR_CALL(getppid)(); /* the real one: not the hook's answer */
 	if (n > 0 && tr_exe[0] == '/' && (size_t)n < sizeof tr_exe - 1) {
 		tr_exe[n] = 0;
 		if (tr_stat_at(AT_FDCWD, tr_exe, 0, &st) == 0)
@@ -148,15 +152,15 @@ static void tr_hello(void)
 static void tr_init_once(void)
 {
 	const char *v = getenv(TL_ENV);
-	uint64_t f[7];
-	int n = v ? tr_parse_env(v, f, 7) : -1;
+	uint64_t f[9];
+	int n = v ? tr_parse_env(v, f, 9) : -1;
 	struct stat st;
 	Dl_info self;
 	struct tr_batch b;
 	int state = TR_OFF;
 
 	tr_busy = 1;
-	if ((n != 3 && n != 7) || f[0] > INT_MAX || fstat((int)f[0], &st) < 0 ||
+	if ((n != 3 && n != 7 && n != 9) || f[0] > INT_MAX || fstat((int)f[0], &st) < 0 ||
 	    st.st_dev != f[1] || st.st_ino != f[2])
 		goto out;
 	if (!dladdr((void *)tr_init_once, &self) || !self.dli_fname ||
@@ -168,12 +172,16 @@ static void tr_init_once(void)
 	strcpy(tr_env.self, self.dli_fname);
 	tr_env.dev = f[1];
 	tr_env.ino = f[2];
-	if (n == 7) {
+	if (n >= 7) {
 		tr_env.pipes = 1;
 		tr_env.out_dev = f[3];
 		tr_env.out_ino = f[4];
 		tr_env.err_dev = f[5];
 		tr_env.err_ino = f[6];
+	}
+	if (n == 9 && f[7] && f[7] <= INT_MAX && f[8] && f[8] <= INT_MAX) {
+		tr_env.runner = f[7];
+		tr_env.ppid = f[8];
 	}
 	tr_logfd = (int)f[0];
 	tr_pid = getpid();
