@@ -542,6 +542,19 @@ static int launch_trace_setup(const struct job_msg *job, int out_w, int err_w, l
 	return 0;
 }
 
+/*
+ * No descriptor left for a stderr pipe (a low RLIMIT_NOFILE): a command in
+ * the caller's group writes to the caller's stderr, as $(shell)'s does,
+ * rather than fail where $(shell) would not.  Returns 1 when it may.
+ */
+static int launch_err_shared(int callers_group, int errpipe[2])
+{
+	if (!callers_group || (errno != EMFILE && errno != ENFILE))
+		return 0;
+	errpipe[0] = errpipe[1] = -1;
+	return 1;
+}
+
 int launch_start(const struct job_msg *job, int callers_group, struct launch *l,
 		 struct buf *err)
 {
@@ -556,8 +569,8 @@ int launch_start(const struct job_msg *job, int callers_group, struct launch *l,
 
 	l->pid = -1;
 	l->trace_fd = -1;
-	if ((job->has_input && pipe2(in, O_CLOEXEC)) ||
-	    pipe2(out, O_CLOEXEC) || pipe2(errpipe, O_CLOEXEC) ||
+	if ((job->has_input && pipe2(in, O_CLOEXEC)) || pipe2(out, O_CLOEXEC) ||
+	    (pipe2(errpipe, O_CLOEXEC) && !launch_err_shared(callers_group, errpipe)) ||
 	    !(envp = launch_environ(job->env, job->env_full))) {
 		rc = errno ? errno : ENOMEM;
 		errno = rc;
@@ -582,7 +595,8 @@ int launch_start(const struct job_msg *job, int callers_group, struct launch *l,
 			what = argv[0];
 			path = launch_find_program(argv[0], envp, job->cwd, l->trace_fd);
 			rc = path ? launch_spawn(&l->pid, path, argv, envp, job->cwd,
-						 in[0], out[1], errpipe[1], fds, callers_group) : errno;
+						 in[0], out[1], errpipe[1] < 0 ? 2 : errpipe[1], fds,
+						 callers_group) : errno;
 		}
 		/* A script without #! is the shell's to run, as for execvp(). */
 		if (rc == ENOEXEC)
@@ -598,7 +612,8 @@ int launch_start(const struct job_msg *job, int callers_group, struct launch *l,
 			rc = ENOMEM;
 		else
 			rc = path ? launch_spawn(&l->pid, path, argv, envp, job->cwd,
-						 in[0], out[1], errpipe[1], fds, callers_group) : errno;
+						 in[0], out[1], errpipe[1] < 0 ? 2 : errpipe[1], fds,
+						 callers_group) : errno;
 	}
 	if (rc) {
 		struct stat sb;
@@ -632,7 +647,8 @@ out:
 	if (in[1] >= 0)
 		fcntl(in[1], F_SETFL, O_NONBLOCK);
 	fcntl(out[0], F_SETFL, O_NONBLOCK);
-	fcntl(errpipe[0], F_SETFL, O_NONBLOCK);
+	if (errpipe[0] >= 0)
+		fcntl(errpipe[0], F_SETFL, O_NONBLOCK);
 	l->in_fd = in[1];
 	l->out_fd = out[0];
 	l->err_fd = errpipe[0];

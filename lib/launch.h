@@ -11,7 +11,8 @@
  * The command starts in a session and process group of its own (pgid =
  * its pid; or in the caller's, see launch_start()), with an empty signal mask and default dispositions for every
  * signal, standard input from a pipe (job->has_input) or /dev/null,
- * standard output and error on two pipes, in job->cwd, and with no other
+ * standard output and error on two pipes (in the caller's group, out of
+ * descriptors for the second: the caller's stderr), in job->cwd, and with no other
  * descriptor (but the trace log at TL_FD, or below a lower
  * RLIMIT_NOFILE, when traced: tracelog.h; none fits: untraced).  Its
  * environment is the caller's `environ` with the job's
@@ -38,7 +39,7 @@ struct launch {
 	pid_t pid;    /* the command's process, session and group id */
 	int in_fd;    /* write end of its stdin, or -1 without has_input */
 	int out_fd;   /* read end of its stdout */
-	int err_fd;   /* read end of its stderr */
+	int err_fd;   /* read end of its stderr; -1: it writes to the caller's (EMFILE) */
 	/*
 	 * The command's own ends of those two pipes, still open here.  A
 	 * caller that keeps them until the command's process has exited is
