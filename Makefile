@@ -14,7 +14,9 @@ INSTALL = install
 CC = cc
 CFLAGS = -O2 -g
 WARN = -std=c11 -Wall -Wextra -Wshadow -Wmissing-prototypes
-WERROR = -Werror
+# Warnings are errors in CI (.ci/run exports WERROR=-Werror), not for users,
+# whose newer compiler may warn about something new.
+WERROR ?=
 PKG_CONFIG = pkg-config
 YAML_CFLAGS := $(shell $(PKG_CONFIG) --cflags yaml-0.1 2>/dev/null)
 YAML_LIBS := $(shell $(PKG_CONFIG) --libs yaml-0.1 2>/dev/null || echo -lyaml)
@@ -119,8 +121,26 @@ $(WORKER): worker/main.o $(CORE_LIB)
 	$(CC) $(ALL_CFLAGS) -o $@ worker/main.o $(CORE_LIB) $(ALL_LDFLAGS) $(YAML_LIBS)
 
 TRACER_SRC = $(wildcard trace/*.c)
-$(TRACER): $(TRACER_SRC) $(wildcard trace/*.h) lib/tracelog.h $(FLAGS_STAMP)
+# The generic hooks (trace/classes.c), one line per opaque or impure
+# function of trace/libc.classes: TR_CLASS(name, class, version or NULL).
+TRACE_CLASSES_H = build/trace-classes.h
+TRACER_DEPS = $(TRACER_SRC) $(wildcard trace/*.h) lib/tracelog.h $(TRACE_CLASSES_H) $(FLAGS_STAMP)
+$(TRACER): $(TRACER_DEPS)
 	$(CC) $(TRACER_CFLAGS) -shared -o $@ $(TRACER_SRC) $(LDFLAGS) -ldl
+
+$(TRACE_CLASSES_H): trace/libc.classes
+	@mkdir -p $(dir $@)
+	awk '{ sub(/#.*/, "") } \
+	$$1 == "@libc" { printf "#ifndef TR_LIBC_CLASSIFIED\n#define TR_LIBC_CLASSIFIED \"%s\"\n#endif\n", $$2 } \
+	$$2 == "opaque" || $$2 == "impure" { \
+		printf "TR_CLASS(%s, TR_%s, %s)\n", $$1, toupper($$2), \
+			$$3 ~ /^@/ ? "\"" substr($$3, 2) "\"" : "NULL" }' $< > $@.tmp
+	mv $@.tmp $@
+
+# The tracer as it behaves on a C library its list was not made for (test-trace).
+TRACER_OTHER_LIBC = build/trace-other-libc.so
+$(TRACER_OTHER_LIBC): $(TRACER_DEPS)
+	$(CC) $(TRACER_CFLAGS) -DTR_LIBC_CLASSIFIED='"0.0"' -shared -o $@ $(TRACER_SRC) $(LDFLAGS) -ldl
 
 # Unit tests link what they test from the plugin too (no test includes a .c).
 UNIT_PLUGIN_OBJ = plugin/js.o plugin/children.o plugin/waitsock.o
@@ -132,7 +152,7 @@ t/helpers/%: t/helpers/%.c $(CORE_LIB)
 
 TEST_HELPERS = $(patsubst %.c,%,$(wildcard t/helpers/*.c))
 # the tracer's test preloads the tracer into its probe
-t/unit/test-trace.t: $(TRACER) t/helpers/trace-probe
+t/unit/test-trace.t: $(TRACER) $(TRACER_OTHER_LIBC) t/helpers/trace-probe
 
 # The plugin with its fault-injection hooks (plugin/fault.h) compiled in,
 # for the tests only: the files that use the hooks are built again with

@@ -21,13 +21,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 static void fuzz_one(const uint8_t *p, size_t n)
 {
 	struct record_entry *ids;
+	char **made;
 	struct buf again = BUF_INIT;
 	size_t count;
 	struct buf why = BUF_INIT;
 	struct wire_reader r;
 	char *key;
 
-	if (record_decode(p, n, NULL, &ids, &count, &why) < 0) {
+	if (record_decode(p, n, NULL, &made, &ids, &count, &why) < 0) {
 		if (!why.len)
 			abort(); /* a refusal says why */
 		buf_release(&why);
@@ -43,12 +44,13 @@ static void fuzz_one(const uint8_t *p, size_t n)
 	key = wire_get_str(&r);
 	if (!key)
 		abort();
-	record_encode(&again, key, ids, count);
+	record_encode(&again, key, made, ids, count);
+	strv_free(made);
 	if (again.len != n || memcmp(again.data, p, n))
 		abort(); /* one encoding per record */
 	record_free(ids, count);
 	/* and it is accepted for its own key */
-	if (record_decode(p, n, key, &ids, &count, NULL) < 0)
+	if (record_decode(p, n, key, NULL, &ids, &count, NULL) < 0)
 		abort();
 	record_free(ids, count);
 	free(key);

@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "lib/cache.h"
+#include "lib/err.h"
 #include "lib/readset.h"
 #include "lib/proto.h"
 #include "lib/store.h"
@@ -267,10 +268,16 @@ int cache_entry_decode(const void *p, size_t n, const struct buf *key, int64_t *
 
 /* ---- the directory ---- */
 
-static void cache_name(char name[24], const struct buf *key)
+/*
+ * An entry is named by its key and the digest of the environment its
+ * answer was made in: a command asked under two environments in turn
+ * (two terminals, make and env make) keeps an answer for each.
+ */
+static void cache_name(char name[24], const struct buf *key, uint64_t env)
 {
-	snprintf(name, 24, "c-%016llx",
-		 (unsigned long long)store_hash(key->data, key->len, STORE_HASH_INIT));
+	uint64_t h = store_hash(key->data, key->len, STORE_HASH_INIT);
+
+	snprintf(name, 24, "c-%016llx", (unsigned long long)store_hash(&env, sizeof env, h));
 }
 
 int cache_open(int store, struct buf *err)
@@ -286,7 +293,7 @@ int cache_get(int dir, const struct buf *key, int64_t max_age_ms, uint64_t env,
 	int64_t created, now = (int64_t)time(NULL);
 	int hit = 0;
 
-	cache_name(name, key);
+	cache_name(name, key, env);
 	if (store_read(dir, name, &data, NULL) == 0 && /* no entry: a miss, not news */
 	    cache_entry_decode(data.data, data.len, key, &created, a) == 0) {
 		/* a clock set back must not make an entry immortal */
@@ -307,9 +314,12 @@ int cache_put(int dir, const struct buf *key, int32_t status, const struct buf *
 {
 	char name[24];
 	struct buf e = BUF_INIT;
+	uint64_t env;
 	int r;
 
-	cache_name(name, key);
+	if (readset_env(rs->data, rs->len, &env) < 0)
+		return err_fail(err, "a malformed read set");
+	cache_name(name, key, env);
 	cache_entry_encode(&e, key, (int64_t)time(NULL), status, out, errout, rs);
 	r = store_write(dir, name, e.data, e.len, err);
 	buf_release(&e);

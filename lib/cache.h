@@ -16,6 +16,10 @@
  * program runs by itself (gcc's own `as`, `cc1`), nor other environment
  * variables; cache_max_age bounds how long that can last.
  *
+ * An entry's file is named c-HASH, HASH mixing the key with the digest of
+ * the environment its read set holds: one answer per command and
+ * environment, so two terminals or `make` and `env make` in turn both hit.
+ *
  * An entry file (native byte order; another machine's is just a miss):
  *   8 bytes  "ACCACHE1"
  *   u32      CACHE_VERSION

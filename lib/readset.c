@@ -47,6 +47,7 @@ struct rs_state {
 	struct rs_proc *procs;
 	size_t nprocs, capprocs;
 	struct buf values;          /* VALUE texts, each NUL-terminated */
+	int32_t root;               /* the pid the runner started */
 	char reason[RS_REASON_MAX];
 	int verdict;
 };
@@ -171,6 +172,50 @@ static int rs_unidentified(const char *p, size_t n)
 	       rs_prefix(p, n, "/dev/") || rs_is(p, n, "/proc") || rs_is(p, n, "/sys");
 }
 
+/*
+ * A process's own /proc entries are not inputs.  Their text is a function
+ * of the images and libraries the read set already holds, of the process
+ * state the environment digest holds, and of kernel randomness (addresses,
+ * counters, pids): reusing an answer that read them equals one legal run.
+ * GNU grep, cmp and diff read /proc/self/maps at start (gnulib's stack
+ * overflow handler); rustup's proxy too.  Reached as /proc/self,
+ * /proc/thread-self or /proc/PID with the reader's own pid.  The root
+ * process's stat and status name its parent, which is make for a call and
+ * a pool worker for a speculated job: those stay inputs without identity,
+ * as do another process's entries, mountinfo, cgroup and all else.
+ */
+static int rs_own_proc(const struct rs_state *st, int32_t pid, const char *p, size_t n)
+{
+	static const char *const own[] = {
+		"maps", "smaps", "smaps_rollup", "statm", "exe", "auxv", "fd", "stat", "status", NULL
+	};
+	char pre[32];
+	size_t k;
+
+	snprintf(pre, sizeof pre, "/proc/%d/", (int)pid);
+	if (rs_prefix(p, n, "/proc/self/"))
+		k = sizeof "/proc/self/" - 1;
+	else if (rs_prefix(p, n, "/proc/thread-self/"))
+		k = sizeof "/proc/thread-self/" - 1;
+	else if (rs_prefix(p, n, pre))
+		k = strlen(pre);
+	else
+		return 0;
+	p += k;
+	n -= k;
+	for (int i = 0; own[i]; i++)
+		if (rs_is(p, n, own[i]))
+			return !(pid == st->root && (rs_is(p, n, "stat") || rs_is(p, n, "status")));
+	/* a descriptor's link names what was opened, which the read set holds */
+	if (n > 3 && !memcmp(p, "fd/", 3)) {
+		for (size_t i = 3; i < n; i++)
+			if (p[i] < '0' || p[i] > '9')
+				return 0;
+		return 1;
+	}
+	return 0;
+}
+
 static void rs_note_first(struct rs_path *e, int absent)
 {
 	if (!e->seen) {
@@ -191,7 +236,7 @@ static void rs_read(struct rs_state *st, const struct tl_event *ev, int slot, co
 {
 	struct rs_path *e;
 
-	if (rs_ignored_io(p, n))
+	if (rs_ignored_io(p, n) || rs_own_proc(st, ev->pid, p, n))
 		return;
 	if (rs_is(p, n, RS_PROC_FS)) {
 		/* libselinux's test for selinuxfs: its text is what is checked */
@@ -217,8 +262,7 @@ static void rs_read(struct rs_state *st, const struct tl_event *ev, int slot, co
 		e->id[slot] = *ev;
 	} else if (slot != RS_LISTED && ev->kind == TL_DIR && e->id[slot].kind == TL_DIR) {
 		/* a directory looked at, not listed: only what rs_holds checks */
-		if (e->id[slot].dev != ev->dev || e->id[slot].ino != ev->ino ||
-		    e->id[slot].mode != ev->mode)
+		if (e->id[slot].mode != ev->mode)
 			e->changed = 1;
 	} else if (!rs_same_id(&e->id[slot], ev)) {
 		e->changed = 1;
@@ -467,7 +511,7 @@ static void rs_encode(struct rs_state *st, int64_t start_real_ns, uint64_t env, 
 void readset_build(const void *log, size_t n, pid_t root, int64_t start_real_ns,
 		   uint64_t env, struct buf *out)
 {
-	struct rs_state st = { .verdict = RS_PURE };
+	struct rs_state st = { .verdict = RS_PURE, .root = (int32_t)root };
 	struct tl_event ev;
 	const char *p;
 	size_t off = 0, plen;

@@ -75,6 +75,8 @@ void readset_build(const void *log, size_t n, pid_t root, int64_t start_real_ns,
 void readset_opaque(struct buf *out, const char *reason);
 /* The verdict of an encoding (RS_OPAQUE if malformed), without checking. */
 int readset_verdict(const void *p, size_t n);
+/* The environment digest an encoding holds: 0, or -1 if it is malformed. */
+int readset_env(const void *p, size_t n, uint64_t *env);
 
 /*
  * Check an encoded read set against the file system now, and against

@@ -140,14 +140,34 @@ static int rs_holds(const struct rs_entry *e)
 	r = (e->flags & TL_NOFOLLOW) ? lstat(path, &sb) : stat(path, &sb);
 	if (r < 0)
 		return e->kind == TL_ABSENT && (errno == ENOENT || errno == ENOTDIR);
-	if (e->kind != rs_kind(sb.st_mode) || e->mode != sb.st_mode ||
-	    e->dev != (int64_t)sb.st_dev || e->ino != (int64_t)sb.st_ino)
+	if (e->kind != rs_kind(sb.st_mode) || e->mode != sb.st_mode)
 		return 0;
+	/*
+	 * A directory passed through or looked at, not listed: its existence,
+	 * type and mode are all the command could learn.  What it read inside
+	 * is an entry of its own, looked up by path again, so a directory made
+	 * afresh (dkms copies the module into a new build directory for every
+	 * build) still holds.
+	 */
 	if (e->kind == TL_DIR && e->type != TL_LIST)
 		return 1;
+	if (e->dev != (int64_t)sb.st_dev || e->ino != (int64_t)sb.st_ino)
+		return 0;
 	return e->size == (int64_t)sb.st_size &&
 	       e->mtime_ns == (int64_t)sb.st_mtim.tv_sec * 1000000000 + sb.st_mtim.tv_nsec &&
 	       e->ctime_ns == (int64_t)sb.st_ctim.tv_sec * 1000000000 + sb.st_ctim.tv_nsec;
+}
+
+int readset_env(const void *p, size_t n, uint64_t *env)
+{
+	struct wire_reader r;
+	const char *reason;
+	size_t rlen;
+	uint32_t count;
+	int verdict;
+
+	wire_reader_init(&r, p, n);
+	return rs_get_head(&r, &verdict, env, &reason, &rlen, &count, NULL);
 }
 
 int readset_verdict(const void *p, size_t n)

@@ -29,14 +29,20 @@ char **record_env_get(const void *p, size_t n)
 	return v;
 }
 
-void record_encode(struct buf *out, const char *key, const struct record_entry *e, size_t count)
+void record_encode(struct buf *out, const char *key, char *const *environ,
+		   const struct record_entry *e, size_t count)
 {
+	static char *const none[] = { NULL };
 	size_t start = out->len;
+	struct buf env = BUF_INIT;
 	uint64_t sum;
 
 	buf_add(out, record_magic, sizeof record_magic);
 	wire_put_u32(out, RECORD_VERSION);
 	wire_put_str(out, key);
+	wire_put_strv(&env, environ ? environ : none);
+	wire_put_bytes(out, env.data, env.len);
+	buf_release(&env);
 	wire_put_u32(out, (uint32_t)count);
 	for (size_t i = 0; i < count; i++) {
 		wire_put_bytes(out, e[i].id.data, e[i].id.len);
@@ -57,15 +63,19 @@ void record_free(struct record_entry *e, size_t count)
 	free(e);
 }
 
-int record_decode(const void *p, size_t n, const char *key, struct record_entry **ents,
-		  size_t *count, struct buf *err)
+int record_decode(const void *p, size_t n, const char *key, char ***environ,
+		  struct record_entry **ents, size_t *count, struct buf *err)
 {
 	struct wire_reader r;
 	uint64_t sum;
 	uint32_t cnt;
-	char *k;
+	char *k, **inv;
 	struct record_entry *v;
+	const void *envb;
+	size_t envlen;
 
+	if (environ)
+		*environ = NULL;
 	*ents = NULL;
 	*count = 0;
 	if (n < sizeof record_magic + sizeof sum || memcmp(p, record_magic, sizeof record_magic)) {
@@ -87,8 +97,12 @@ int record_decode(const void *p, size_t n, const char *key, struct record_entry 
 		return -1;
 	}
 	free(k);
+	envb = wire_get_bytes(&r, &envlen);
+	if (!envb || r.failed || !(inv = record_env_get(envb, envlen)))
+		return err_fail(err, "malformed environment");
 	cnt = wire_get_u32(&r);
 	if (r.failed || cnt > RECORD_MAX_ENTRIES) {
+		strv_free(inv);
 		return err_fail(err, "malformed count");
 	}
 	v = calloc(cnt ? cnt : 1, sizeof *v);
@@ -111,6 +125,7 @@ int record_decode(const void *p, size_t n, const char *key, struct record_entry 
 		cmdid_release(&id);
 		if (bad) {
 			record_free(v, i);
+			strv_free(inv);
 			return err_fail(err, "malformed entry");
 		}
 		buf_add(&v[i].id, b, len);
@@ -119,8 +134,13 @@ int record_decode(const void *p, size_t n, const char *key, struct record_entry 
 	}
 	if (r.left) {
 		record_free(v, cnt);
+		strv_free(inv);
 		return err_fail(err, "trailing bytes");
 	}
+	if (environ)
+		*environ = inv;
+	else
+		strv_free(inv);
 	*ents = v;
 	*count = cnt;
 	return 0;

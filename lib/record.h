@@ -12,6 +12,9 @@
  *   8 bytes  "ACRECORD"
  *   u32      RECORD_VERSION
  *   str      the run key (which makefiles, goals, variables: see shell.c)
+ *   bytes    the environment make was started with (a wire_put_strv):
+ *            what changed in it since is carried into each entry's
+ *            environment when the next run speculates (spec.c)
  *   u32      count (<= RECORD_MAX_ENTRIES)
  *   count x  bytes: one cmdid, bytes: its last run's read set (readset.h),
  *            bytes: the environment it ran with (a wire_put_strv: the
@@ -26,7 +29,7 @@
 #include "lib/buf.h"
 #include "lib/cmdid.h"
 
-#define RECORD_VERSION 2
+#define RECORD_VERSION 3
 #define RECORD_MAX_ENTRIES 65536
 
 /* One command a run asked for, and what its answer depended on. */
@@ -39,16 +42,19 @@ struct record_entry {
 /* An entry's environment decoded (malloc'd, strv_free it), or NULL. */
 char **record_env_get(const void *p, size_t n);
 
-/* Encode a record of `count` entries. */
-void record_encode(struct buf *out, const char *key, const struct record_entry *e, size_t count);
+/* Encode a record of `count` entries; `environ` is make's own (may be NULL). */
+void record_encode(struct buf *out, const char *key, char *const *environ,
+		   const struct record_entry *e, size_t count);
 /*
  * Decode a record.  With key != NULL, a record for another key is
  * refused.  On success *ents is a malloc'd array of *count entries (each a
- * well-formed cmdid, read set and environment; free with record_free) and 0 is
- * returned; otherwise -1 with one reason appended to err (err.h).
+ * well-formed cmdid, read set and environment; free with record_free),
+ * *environ (if not NULL) make's environment as recorded (malloc'd,
+ * strv_free it), and 0 is returned; otherwise -1 with one reason appended
+ * to err (err.h), and nothing to free.
  */
-int record_decode(const void *p, size_t n, const char *key, struct record_entry **ents,
-		  size_t *count, struct buf *err);
+int record_decode(const void *p, size_t n, const char *key, char ***environ,
+		  struct record_entry **ents, size_t *count, struct buf *err);
 void record_free(struct record_entry *ents, size_t count);
 
 #endif

@@ -7,5 +7,7 @@
 
 /* Free every string, then the vector; NULL is fine. */
 void strv_free(char **v);
+/* A malloc'd copy (NULL: an empty vector); allocation failure aborts. */
+char **strv_dup(char *const *v);
 
 #endif

@@ -13,6 +13,7 @@
 #include <gnumake.h>
 
 #include "lib/buf.h"
+#include "lib/strv.h"
 #include "plugin/mk.h"
 
 /*
@@ -228,23 +229,12 @@ char **mk_shell_environ(void)
 	extern char **environ;
 	static te44 *te;
 	static int looked;
-	size_t n = 0;
-	char **v;
 
 	if (!looked++ && dlsym(RTLD_DEFAULT, "env_recursion"))
 		te = (te44 *)dlsym(RTLD_DEFAULT, "target_environment");
 	if (te)
 		return te(NULL, 0); /* malloc'd strings in a malloc'd array: ours */
-	while (environ && environ[n])
-		n++;
-	v = malloc((n + 1) * sizeof *v);
-	if (!v)
-		abort();
-	for (size_t i = 0; i < n; i++)
-		if (!(v[i] = strdup(environ[i])))
-			abort();
-	v[n] = NULL;
-	return v;
+	return strv_dup(environ);
 }
 
 void mk_setup(void)

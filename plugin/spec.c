@@ -18,6 +18,7 @@
 #include "lib/readset.h"
 #include "lib/record.h"
 #include "lib/store.h"
+#include "lib/strv.h"
 #include "plugin/answer.h"
 #include "plugin/engine.h"
 #include "plugin/log.h"
@@ -37,6 +38,9 @@ static struct {
 	char file[32];
 	struct record_entry *prev; /* the record read at load */
 	size_t nprev;
+	char **environ;         /* make's own at load, recorded for the next run */
+	char **was;             /* ... and as the last run recorded it */
+	int environ_same;       /* the two are the same */
 	struct spec *spec;
 	size_t nspec;
 	struct record_entry *seen; /* commands asked for while makefiles were read */
@@ -157,6 +161,79 @@ static void spec_env_refresh(char **envp)
 	}
 }
 
+/* The entry NAME=... of env (`kv` is any "NAME=..." string), or NULL. */
+static const char *spec_env_find(char *const *env, const char *kv)
+{
+	size_t n = strcspn(kv, "=") + 1;
+
+	for (; env && *env; env++)
+		if (!strncmp(*env, kv, n))
+			return *env;
+	return NULL;
+}
+
+static int spec_same(const char *a, const char *b)
+{
+	return a == b || (a && b && !strcmp(a, b));
+}
+
+/*
+ * Carry what changed in make's own environment since the last run into
+ * the environment a recorded call had: a variable the call had as make
+ * had it then takes the value make has now (or goes, if make has it no
+ * more); one the makefiles set stays theirs.  A cd (OLDPWD), a new
+ * terminal's variable, bash's $_ under `time make`: most likely the
+ * call's environment now.  Only a guess: checked at the call like any
+ * other (its digest must be the call's).
+ */
+static char **spec_env_carry(char **call, char *const *was, char *const *now)
+{
+	struct buf out = BUF_INIT;
+	size_t n = 0;
+	char **v;
+
+	for (char **e = call; *e; e++) {
+		const char *w = spec_env_find(was, *e), *c = spec_env_find(now, *e);
+		const char *keep = spec_same(w, *e) ? c : *e;
+
+		if (keep) {
+			char *d = strdup(keep);
+
+			if (!d)
+				abort();
+			buf_add(&out, &d, sizeof d);
+			n++;
+		}
+	}
+	for (char *const *e = now; e && *e; e++) {
+		if (spec_env_find(call, *e) || spec_env_find(was, *e))
+			continue;
+		char *d = strdup(*e);
+
+		if (!d)
+			abort();
+		buf_add(&out, &d, sizeof d);
+		n++;
+	}
+	v = malloc((n + 1) * sizeof *v);
+	if (!v)
+		abort();
+	if (n)
+		memcpy(v, out.data, n * sizeof *v);
+	v[n] = NULL;
+	buf_release(&out);
+	strv_free(call);
+	return v;
+}
+
+static int spec_same_strv(char *const *a, char *const *b)
+{
+	for (; a && *a && b && *b; a++, b++)
+		if (strcmp(*a, *b))
+			return 0;
+	return !(a && *a) && !(b && *b);
+}
+
 /* Read the record for this run and queue what it lists. */
 void spec_start(void)
 {
@@ -171,6 +248,7 @@ void spec_start(void)
 		return;
 	/* named now, while MAKEFILE_LIST lists the makefiles read before the load */
 	P.key = spec_run_key();
+	P.environ = strv_dup(environ);
 	snprintf(P.file, sizeof P.file, "rec-%016llx",
 		 (unsigned long long)store_hash(P.key, strlen(P.key), STORE_HASH_INIT));
 	store = answer_store(c, 0);
@@ -181,10 +259,11 @@ void spec_start(void)
 		goto out;
 	}
 	buf_addf(&why, "%s: ", P.file);
-	if (record_decode(data.data, data.len, P.key, &P.prev, &P.nprev, &why) < 0) {
+	if (record_decode(data.data, data.len, P.key, &P.was, &P.prev, &P.nprev, &why) < 0) {
 		log_debug("record ignored", &why);
 		goto out;
 	}
+	P.environ_same = spec_same_strv(P.was, P.environ);
 	if (!P.nprev || !answer_tracer())
 		goto out;
 	P.spec = calloc(P.nprev, sizeof *P.spec);
@@ -205,6 +284,7 @@ void spec_start(void)
 			strv_free(envp);
 			continue;
 		}
+		envp = spec_env_carry(envp, P.was, P.environ);
 		spec_env_refresh(envp);
 		env = launch_env_digest(envp);
 		s = &P.spec[P.nspec++];
@@ -232,6 +312,8 @@ void spec_start(void)
 		strv_free(envp);
 	}
 out:
+	strv_free(P.was);
+	P.was = NULL;
 	buf_release(&data);
 	buf_release(&why);
 }
@@ -258,7 +340,7 @@ int spec_drop(void)
 
 static int spec_same_record(void)
 {
-	if (P.nseen != P.nprev)
+	if (P.nseen != P.nprev || !P.environ_same)
 		return 0;
 	for (size_t i = 0; i < P.nseen; i++) {
 		const struct record_entry *a = &P.seen[i], *b = &P.prev[i];
@@ -281,10 +363,12 @@ void spec_end(void)
 	spec_cancel_all();
 	if (P.key && !spec_same_record() && (P.nseen || P.nprev) &&
 	    (store = answer_store(request_config_at_load(), 1)) >= 0) {
-		record_encode(&rec, P.key, P.seen, P.nseen);
+		record_encode(&rec, P.key, P.environ, P.seen, P.nseen);
 		if (store_write(store, P.file, rec.data, rec.len, &why) < 0)
 			log_debug("cannot write the record", &why);
 	}
+	strv_free(P.environ);
+	P.environ = NULL;
 	buf_release(&rec);
 	buf_release(&why);
 }

@@ -130,6 +130,32 @@ else
 	skip "pkg-config not installed"
 fi
 
+# README's adoption lines, as README has them: they load the installed
+# plugin, and without the package they stop make with one line naming
+# asynccompile (an empty `load` alone is accepted by make).
+mkdir -p adopt
+sed -n '/^    ASYNCCOMPILE := /,/^    include /s/^    //p' "$TEST_ROOT/README" >adopt/Makefile
+ok "README's adoption lines are four" expect_eq 4 "$(wc -l <adopt/Makefile)" "lines"
+printf '$(async-try a,echo adopted)\n$(async-wait)\n$(info a=$(a.out))\nall: ; @:\n' >>adopt/Makefile
+# the staged files lie under DESTDIR: a copy of the .pc that says so
+mkdir -p adopt/pc
+sed "s|$prefix|$root|g" "$root/lib/pkgconfig/asynccompile.pc" >adopt/pc/asynccompile.pc
+if command -v pkg-config >/dev/null 2>&1; then
+	(unset ASYNC_COMPILE_WORKER ASYNC_COMPILE_CONFIG; cd adopt &&
+	 PKG_CONFIG_PATH="$TRASH/adopt/pc" PKG_CONFIG_SYSROOT_DIR='' "$MAKE_UT" >out 2>err); rc=$?
+	ok "README's adoption lines load the installed plugin" \
+		sh -c '[ "$0" -eq 0 ] && grep -qx "a=adopted" adopt/out || { cat adopt/out adopt/err; exit 1; }' "$rc"
+	(cd adopt && PKG_CONFIG_PATH="$TRASH/nowhere" PKG_CONFIG_LIBDIR="$TRASH/nowhere" \
+	 "$MAKE_UT" >out 2>err); rc=$?
+	ok "without the package they stop make: exit 2" expect_eq 2 "$rc" "make's exit status"
+	ok "... with one line naming asynccompile" \
+		sh -c '[ "$(wc -l <adopt/err)" -eq 1 ] && grep -q "asynccompile is not installed" adopt/err || { cat adopt/err; exit 1; }'
+else
+	skip "pkg-config not installed"
+	skip "pkg-config not installed"
+	skip "pkg-config not installed"
+fi
+
 frag=$root/share/asynccompile/asynccompile-kbuild.mk
 ok "the installed Kbuild fragment loads the installed plugin" \
 	expect_eq "-load $prefix/lib/asynccompile.so(asynccompile_kbuild_gmk_setup)" \

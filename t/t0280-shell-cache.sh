@@ -51,6 +51,40 @@ ok "second run: two hits" hits_misses "2 0"
 ok "second run: the compiler never ran" \
 	expect_eq "0 0" "$(stat_of spec_misses) $(stat_of completed)" "spec_misses completed"
 
+# GNU grep reads its own /proc/self/maps at start (gnulib's stack
+# overflow handler): a process's own /proc entries are not inputs, so a
+# probe that runs grep is kept; what grep reads still is an input.
+echo 'CONFIG_X=y' >grep.in
+settle
+write_mk grep.mk <<'EOF2'
+load @PLUGIN@
+G := $(async-shell grep -c '=y$$' grep.in)
+S := $(shell grep -c '=y$$' grep.in)
+$(info grep: $(G) $(S))
+all: ; @echo $(async-stats)
+EOF2
+run_make -f grep.mk
+ok "a grep probe, first run: \$(shell)'s answer" expect_grep '^grep: 1 1$' out
+run_make -f grep.mk
+ok "a grep probe, second run: from the cache" hits_misses "1 0"
+ok "... \$(shell)'s answer" expect_grep '^grep: 1 1$' out
+echo 'CONFIG_Y=y' >>grep.in
+settle
+run_make -f grep.mk
+ok "the file grep read changed: a miss, \$(shell)'s answer" \
+	sh -c 'grep -q "^grep: 2 2$" out && grep -q " cache_hits=0 cache_misses=1 " out || { cat out; exit 1; }'
+
+# Two environments in turn (two terminals, make and env make): an answer
+# is kept for each, and each is used only under its own environment.
+for v in one two one two; do
+	export TERMINAL=$v
+	run_make -f grep.mk
+	cp out out.$v.last
+done
+unset TERMINAL
+ok "two environments in turn: the second round hits for both" \
+	sh -c 'grep -q " cache_hits=1 cache_misses=0 " out.one.last && grep -q " cache_hits=1 cache_misses=0 " out.two.last || { cat out.one.last out.two.last; exit 1; }'
+
 # a new compiler (new size and mtime) that rejects the flag
 compiler bin/fcc 1 "a new version"
 run_make

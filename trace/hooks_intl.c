@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <wchar.h>
 
 #include "trace/trace.h"
 
@@ -262,6 +263,13 @@ TR_REAL(ctime);
 TR_REAL(ctime_r);
 TR_REAL(strftime);
 TR_REAL(strftime_l);
+/* glibc's own names, which its headers do not declare */
+size_t __strftime_l(char *s, size_t max, const char *fmt, const struct tm *tm, locale_t l);
+size_t __wcsftime_l(wchar_t *s, size_t max, const wchar_t *fmt, const struct tm *tm, locale_t l);
+TR_REAL(__strftime_l);
+TR_REAL(wcsftime);
+TR_REAL(wcsftime_l);
+TR_REAL(__wcsftime_l);
 
 static void tr_tz(void)
 {
@@ -377,4 +385,27 @@ TR_HOOK size_t strftime(char *s, size_t max, const char *fmt, const struct tm *t
 TR_HOOK size_t strftime_l(char *s, size_t max, const char *fmt, const struct tm *tm, locale_t l)
 {
 	TR_TZ(TR_CALL(strftime_l)(s, max, fmt, tm, l));
+}
+
+/* the names libstdc++ (time_put) and Python (time.strftime) call */
+TR_HOOK size_t __strftime_l(char *s, size_t max, const char *fmt, const struct tm *tm, locale_t l)
+{
+	TR_TZ(TR_CALL(__strftime_l)(s, max, fmt, tm, l));
+}
+
+TR_HOOK size_t wcsftime(wchar_t *s, size_t max, const wchar_t *fmt, const struct tm *tm)
+{
+	TR_TZ(TR_CALL(wcsftime)(s, max, fmt, tm));
+}
+
+TR_HOOK size_t wcsftime_l(wchar_t *s, size_t max, const wchar_t *fmt, const struct tm *tm,
+			  locale_t l)
+{
+	TR_TZ(TR_CALL(wcsftime_l)(s, max, fmt, tm, l));
+}
+
+TR_HOOK size_t __wcsftime_l(wchar_t *s, size_t max, const wchar_t *fmt, const struct tm *tm,
+			    locale_t l)
+{
+	TR_TZ(TR_CALL(__wcsftime_l)(s, max, fmt, tm, l));
 }

@@ -49,6 +49,9 @@
 
 TR_REAL(setlocale);
 TR_REAL(newlocale);
+/* glibc's own name, which its headers do not declare */
+locale_t __newlocale(int mask, const char *name, locale_t base);
+TR_REAL(__newlocale);
 TR_REAL(openat);
 TR_REAL(close);
 
@@ -402,16 +405,17 @@ TR_HOOK char *setlocale(int category, const char *name)
 	return r;
 }
 
-TR_HOOK locale_t newlocale(int mask, const char *name, locale_t base)
+static locale_t tr_newlocale(struct tr_real *real, int mask, const char *name, locale_t base)
 {
+	locale_t (*fn)(int, const char *, locale_t) = tr_real_get(real);
 	locale_t r;
 	struct tr_guard g;
 	struct tr_batch b;
 	unsigned cats = 0;
 
 	if (!tr_active() || !name)
-		return TR_CALL(newlocale)(mask, name, base);
-	r = TR_CALL(newlocale)(mask, name, base);
+		return fn(mask, name, base);
+	r = fn(mask, name, base);
 	tr_lock(&g);
 	tr_batch_begin(&b);
 	for (int c = 0; c < TR_NCATS; c++)
@@ -422,4 +426,15 @@ TR_HOOK locale_t newlocale(int mask, const char *name, locale_t base)
 	tr_batch_end(&b);
 	tr_unlock(&g);
 	return r;
+}
+
+TR_HOOK locale_t newlocale(int mask, const char *name, locale_t base)
+{
+	return tr_newlocale(&tr_real_newlocale, mask, name, base);
+}
+
+/* libstdc++ calls the C library's own name for it (std::locale) */
+TR_HOOK locale_t __newlocale(int mask, const char *name, locale_t base)
+{
+	return tr_newlocale(&tr_real___newlocale, mask, name, base);
 }

@@ -18,11 +18,12 @@
  * does not replay) is OPAQUE.  The hook is a tail jump so that glibc
  * still sees the program as the caller (its RPATH, RUNPATH, namespace).
  * getppid: the root process's parent as the runner names it (below).
- * OPAQUE: the name service (NSS), character set converters, sockets
- * other than AF_UNIX, connect, listen, sends with an address, shared
- * memory and other IPC, file system statistics, watches, mounts, chroot,
- * handles, catalogues, getdate, host id and domain name, wordexp,
- * dlmopen, process memory access, getpass (the terminal).
+ * OPAQUE: sockets other than AF_UNIX, sends with an address, file
+ * system statistics of a path that is there, process memory access.
+ * The calls that are opaque or impure whatever their arguments (the name
+ * service, converters, connect, listen, IPC, watches, mounts, chroot,
+ * handles, catalogues, getdate, the host id...) are trace/libc.classes's
+ * generic hooks (classes.c).
  */
 #include <dlfcn.h>
 #include <fcntl.h>
@@ -72,65 +73,6 @@
 		return TR_CALL(name) args;                                                 \
 	}
 
-TR_OPAQUE_FN(struct passwd *, getpwnam, (const char *n), (n))
-TR_OPAQUE_FN(struct passwd *, getpwuid, (uid_t u), (u))
-TR_OPAQUE_FN(int, getpwnam_r, (const char *n, struct passwd *p, char *b, size_t l,
-			       struct passwd **r), (n, p, b, l, r))
-TR_OPAQUE_FN(int, getpwuid_r, (uid_t u, struct passwd *p, char *b, size_t l, struct passwd **r),
-	     (u, p, b, l, r))
-TR_OPAQUE_FN(struct passwd *, getpwent, (void), ())
-TR_OPAQUE_FN(int, getpwent_r, (struct passwd *p, char *b, size_t l, struct passwd **r),
-	     (p, b, l, r))
-TR_OPAQUE_FN(struct group *, getgrnam, (const char *n), (n))
-TR_OPAQUE_FN(struct group *, getgrgid, (gid_t g), (g))
-TR_OPAQUE_FN(int, getgrnam_r, (const char *n, struct group *g, char *b, size_t l,
-			       struct group **r), (n, g, b, l, r))
-TR_OPAQUE_FN(int, getgrgid_r, (gid_t i, struct group *g, char *b, size_t l, struct group **r),
-	     (i, g, b, l, r))
-TR_OPAQUE_FN(struct group *, getgrent, (void), ())
-TR_OPAQUE_FN(int, getgrent_r, (struct group *g, char *b, size_t l, struct group **r),
-	     (g, b, l, r))
-TR_OPAQUE_FN(int, getgrouplist, (const char *u, gid_t g, gid_t *gs, int *n), (u, g, gs, n))
-TR_OPAQUE_FN(int, initgroups, (const char *u, gid_t g), (u, g))
-TR_OPAQUE_FN(struct spwd *, getspnam, (const char *n), (n))
-TR_OPAQUE_FN(int, getspnam_r, (const char *n, struct spwd *s, char *b, size_t l,
-			       struct spwd **r), (n, s, b, l, r))
-TR_OPAQUE_FN(char *, getlogin, (void), ())
-TR_OPAQUE_FN(int, getlogin_r, (char *b, size_t l), (b, l))
-TR_OPAQUE_FN(int, getaddrinfo, (const char *n, const char *s, const struct addrinfo *h,
-				struct addrinfo **r), (n, s, h, r))
-TR_OPAQUE_FN(int, getnameinfo, (const struct sockaddr *sa, socklen_t sl, char *h, socklen_t hl,
-				char *s, socklen_t svl, int f), (sa, sl, h, hl, s, svl, f))
-TR_OPAQUE_FN(struct hostent *, gethostbyname, (const char *n), (n))
-TR_OPAQUE_FN(struct hostent *, gethostbyname2, (const char *n, int af), (n, af))
-TR_OPAQUE_FN(int, gethostbyname_r, (const char *n, struct hostent *h, char *b, size_t l,
-				    struct hostent **r, int *e), (n, h, b, l, r, e))
-TR_OPAQUE_FN(int, gethostbyname2_r, (const char *n, int af, struct hostent *h, char *b, size_t l,
-				     struct hostent **r, int *e), (n, af, h, b, l, r, e))
-TR_OPAQUE_FN(struct hostent *, gethostbyaddr, (const void *a, socklen_t l, int t), (a, l, t))
-TR_OPAQUE_FN(int, gethostbyaddr_r, (const void *a, socklen_t al, int t, struct hostent *h,
-				    char *b, size_t l, struct hostent **r, int *e),
-	     (a, al, t, h, b, l, r, e))
-TR_OPAQUE_FN(struct hostent *, gethostent, (void), ())
-TR_OPAQUE_FN(struct servent *, getservbyname, (const char *n, const char *p), (n, p))
-TR_OPAQUE_FN(struct servent *, getservbyport, (int port, const char *p), (port, p))
-TR_OPAQUE_FN(int, getservbyname_r, (const char *n, const char *p, struct servent *s, char *b,
-				    size_t l, struct servent **r), (n, p, s, b, l, r))
-TR_OPAQUE_FN(int, getservbyport_r, (int port, const char *p, struct servent *s, char *b,
-				    size_t l, struct servent **r), (port, p, s, b, l, r))
-TR_OPAQUE_FN(struct protoent *, getprotobyname, (const char *n), (n))
-TR_OPAQUE_FN(struct protoent *, getprotobynumber, (int p), (p))
-TR_OPAQUE_FN(struct netent *, getnetbyname, (const char *n), (n))
-TR_OPAQUE_FN(int, innetgr, (const char *n, const char *h, const char *u, const char *d),
-	     (n, h, u, d))
-TR_OPAQUE_FN(int, getifaddrs, (struct ifaddrs **r), (r))
-TR_OPAQUE_FN(iconv_t, iconv_open, (const char *to, const char *from), (to, from))
-TR_OPAQUE_FN(int, connect, (int fd, const struct sockaddr *a, socklen_t l), (fd, a, l))
-TR_OPAQUE_FN(int, listen, (int fd, int n), (fd, n))
-TR_OPAQUE_FN(int, shm_open, (const char *n, int f, mode_t m), (n, f, m))
-TR_OPAQUE_FN(int, shmget, (key_t k, size_t s, int f), (k, s, f))
-TR_OPAQUE_FN(int, msgget, (key_t k, int f), (k, f))
-TR_OPAQUE_FN(int, semget, (key_t k, int n, int f), (k, n, f))
 /*
  * A file system's figures (free blocks, its type) have no identity to
  * check again: an answer is opaque.  A path that is not there is an
@@ -155,62 +97,9 @@ TR_STATFS_FN(statfs, struct statfs)
 TR_STATFS_FN(statfs64, struct statfs64)
 TR_STATFS_FN(statvfs, struct statvfs)
 TR_STATFS_FN(statvfs64, struct statvfs64)
-TR_OPAQUE_FN(int, inotify_add_watch, (int fd, const char *p, uint32_t m), (fd, p, m))
-TR_OPAQUE_FN(int, fanotify_mark, (int fd, unsigned int f, uint64_t m, int d, const char *p),
-	     (fd, f, m, d, p))
-TR_OPAQUE_FN(int, mount, (const char *s, const char *t, const char *fs, unsigned long f,
-			  const void *d), (s, t, fs, f, d))
-TR_OPAQUE_FN(int, umount, (const char *t), (t))
-TR_OPAQUE_FN(int, umount2, (const char *t, int f), (t, f))
-TR_OPAQUE_FN(int, chroot, (const char *p), (p))
-TR_OPAQUE_FN(int, name_to_handle_at, (int d, const char *p, struct file_handle *h, int *m,
-				      int f), (d, p, h, m, f))
-TR_OPAQUE_FN(int, open_by_handle_at, (int m, struct file_handle *h, int f), (m, h, f))
-TR_OPAQUE_FN(nl_catd, catopen, (const char *n, int f), (n, f))
-TR_OPAQUE_FN(struct tm *, getdate, (const char *s), (s))
-TR_OPAQUE_FN(int, getdate_r, (const char *s, struct tm *r), (s, r))
-TR_OPAQUE_FN(long, gethostid, (void), ())
-TR_OPAQUE_FN(int, getdomainname, (char *n, size_t l), (n, l))
-TR_OPAQUE_FN(int, wordexp, (const char *w, wordexp_t *p, int f), (w, p, f))
-TR_OPAQUE_FN(void *, dlmopen, (Lmid_t l, const char *f, int m), (l, f, m))
 TR_OPAQUE_FN(ssize_t, process_vm_readv, (pid_t p, const struct iovec *l, unsigned long ln,
 					 const struct iovec *r, unsigned long rn, unsigned long f),
 	     (p, l, ln, r, rn, f))
-TR_OPAQUE_FN(int, sysinfo, (struct sysinfo *i), (i))
-TR_OPAQUE_FN(char *, getpass, (const char *p), (p))
-
-TR_REAL(sem_open);
-TR_HOOK sem_t *sem_open(const char *name, int oflag, ...)
-{
-	va_list ap;
-	mode_t mode;
-	unsigned value;
-
-	va_start(ap, oflag);
-	mode = va_arg(ap, mode_t);
-	value = va_arg(ap, unsigned);
-	va_end(ap);
-	if (tr_active())
-		tr_opaque("a call the tracer does not follow:", "sem_open");
-	return TR_CALL(sem_open)(name, oflag, mode, value);
-}
-
-TR_REAL(mq_open);
-TR_HOOK mqd_t mq_open(const char *name, int oflag, ...)
-{
-	va_list ap;
-	mode_t mode;
-	struct mq_attr *attr;
-
-	va_start(ap, oflag);
-	mode = va_arg(ap, mode_t);
-	attr = va_arg(ap, struct mq_attr *);
-	va_end(ap);
-	if (tr_active())
-		tr_opaque("a call the tracer does not follow:", "mq_open");
-	return TR_CALL(mq_open)(name, oflag, mode, attr);
-}
-
 TR_REAL(socket);
 TR_HOOK int socket(int domain, int type, int protocol)
 {

@@ -43,6 +43,8 @@ TR_REAL(euidaccess);
 TR_REAL(eaccess);
 TR_REAL(readlink);
 TR_REAL(readlinkat);
+TR_REAL(__readlink_chk);
+TR_REAL(__readlinkat_chk);
 TR_REAL(realpath);
 TR_REAL(__realpath_chk);
 TR_REAL(canonicalize_file_name);
@@ -221,6 +223,20 @@ TR_HOOK ssize_t readlink(const char *path, char *buf, size_t size)
 TR_HOOK ssize_t readlinkat(int dirfd, const char *path, char *buf, size_t size)
 {
 	TR_PROBE(TL_READ, dirfd, path, 1, r_ >= 0, TR_CALL(readlinkat)(dirfd, path, buf, size));
+}
+
+/* what -D_FORTIFY_SOURCE programs call (Debian's packages are built so) */
+TR_HOOK ssize_t __readlink_chk(const char *path, char *buf, size_t size, size_t buflen)
+{
+	TR_PROBE(TL_READ, AT_FDCWD, path, 1, r_ >= 0,
+		 TR_CALL(__readlink_chk)(path, buf, size, buflen));
+}
+
+TR_HOOK ssize_t __readlinkat_chk(int dirfd, const char *path, char *buf, size_t size,
+				 size_t buflen)
+{
+	TR_PROBE(TL_READ, dirfd, path, 1, r_ >= 0,
+		 TR_CALL(__readlinkat_chk)(dirfd, path, buf, size, buflen));
 }
 
 TR_HOOK ssize_t getxattr(const char *path, const char *name, void *value, size_t size)

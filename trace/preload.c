@@ -56,17 +56,24 @@
  *    runner): the parent the runner names, make for a job run ahead of
  *    need in a pool worker, as $(shell)'s child would see it;
  *  - locale, message catalogues and the time zone (hooks_locale.c).
+ * Classified (trace/libc.classes: every function the C library exports
+ * is model, opaque, impure or self; classes.c hooks the opaque and impure
+ * ones generically, from the list, and makes every run opaque on a C
+ * library the list was not made for)
  * Opaque
  *  - fexecve, execveat on a descriptor, clone, daemon, raw syscall() of
- *    anything that touches files, processes or the network, NSS, iconv,
- *    glob, nftw, ftw, fts, wordexp, sockets other than AF_UNIX, connect,
- *    listen, sendto with an address, shared memory and IPC, dlopen by a
- *    bare name not already loaded, dlmopen, static or setuid programs,
+ *    anything that touches files, processes or the network, glob, nftw,
+ *    ftw, fts, sockets other than AF_UNIX, sendto with an address, dlopen
+ *    by a bare name not already loaded, static or setuid programs,
  *    programs with file capabilities, 32-bit or foreign programs,
  *    posix_spawn file actions that open files or change directory,
- *    statfs/statvfs, sysinfo, inotify/fanotify, mount, chroot,
- *    name_to_handle_at, catopen, getdate, gethostid, getdomainname,
- *    tempnam, freopen of a stream's own file;
+ *    statfs/statvfs, tempnam, freopen of a stream's own file;
+ *  - every function libc.classes calls opaque (NSS, iconv, connect,
+ *    listen, IPC, watches, mounts, the system's load and memory, files
+ *    the C library opens inside itself, aliases of modelled functions...);
+ * Impure
+ *  - every function libc.classes calls impure (IPC sends, receives and
+ *    removals, terminal settings, modules, I/O ports, login records...);
  *  - a hook entered from inside the tracer's own bookkeeping (a signal
  *    handler), and objects loaded by a fork child before it execs;
  *  - anything that cannot be named (a path relative to an unnamed
@@ -187,6 +194,7 @@ static void tr_init_once(void)
 	tr_pid = getpid();
 	tr_batch_begin(&b);
 	tr_hello();
+	tr_classes_check();
 	tr_objects_startup(tr_exe);
 	tr_batch_end(&b);
 	tr_env_hide();

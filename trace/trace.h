@@ -209,6 +209,7 @@ size_t tr_fmt_u64(char *buf, uint64_t v);
 void tr_bye(int status);
 void tr_env_hide(void);
 void tr_objects_startup(const char *exe);
+void tr_classes_check(void);               /* OPAQUE on a C library not classified */
 void tr_after_fork_child(int parent);
 void tr_objects_scan(void);
 void tr_objects_after_fork(void);
@@ -264,6 +265,8 @@ int __open64_2(const char *path, int flags);
 int __openat_2(int dirfd, const char *path, int flags);
 int __openat64_2(int dirfd, const char *path, int flags);
 char *__realpath_chk(const char *path, char *resolved, size_t resolvedlen);
+ssize_t __readlink_chk(const char *path, char *buf, size_t size, size_t buflen);
+ssize_t __readlinkat_chk(int dirfd, const char *path, char *buf, size_t size, size_t buflen);
 char *__dcgettext(const char *domain, const char *msgid, int category);
 int __libc_start_main(int (*main)(int, char **, char **), int argc, char **argv,
 		      void (*init)(void), void (*fini)(void), void (*rtld_fini)(void),

@@ -15,7 +15,10 @@
  *   uname | time | nprocs | getenv VAR | system CMD | popen CMD |
  *   dup2-log | close-log | close-range | closefrom | dlopen P | setlocale |
  *   syscall-open P | tmpfile | getpwnam NAME | scandir P | glob PATTERN |
- *   gettext DOMAIN DIR MSGID (after setlocale(LC_ALL, "")) | exit N | _exit N
+ *   gettext DOMAIN DIR MSGID (after setlocale(LC_ALL, "")) | exit N | _exit N |
+ *   getloadavg | shm_unlink NAME | ustat (bound to its old version: libc keeps
+ *   it for old programs only) | sem NAME (sem_open with O_CREAT, value 3: prints the value
+ *   sem_getvalue reads, then sem_unlink)
  */
 #include <dirent.h>
 #include <dlfcn.h>
@@ -26,11 +29,13 @@
 #include <limits.h>
 #include <pthread.h>
 #include <pwd.h>
+#include <semaphore.h>
 #include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <locale.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/utsname.h>
@@ -39,6 +44,10 @@
 #include <unistd.h>
 
 extern char **environ;
+
+/* ustat as a program linked against an old C library calls it (a versioned reference) */
+int probe_ustat(dev_t dev, void *buf);
+__asm__(".symver probe_ustat, ustat@GLIBC_2.2.5");
 
 /* the descriptor the runner gives the log (lib/tracelog.h) */
 #define PROBE_LOG_FD 1021
@@ -365,6 +374,31 @@ int main(int argc, char **argv)
 			report(op, f != NULL);
 			if (f)
 				fclose(f);
+		} else if (!strcmp(op, "getloadavg")) {
+			double l[3];
+
+			report(op, getloadavg(l, 3) > 0);
+		} else if (!strcmp(op, "shm_unlink")) {
+			NEED(1);
+			report(op, shm_unlink(a) == 0);
+		} else if (!strcmp(op, "ustat")) {
+			char ub[64];
+
+			report(op, probe_ustat(0, ub) == 0 || errno != EFAULT);
+		} else if (!strcmp(op, "sem")) {
+			sem_t *s;
+			int v = -1;
+
+			NEED(1);
+			s = sem_open(a, O_CREAT, 0600, 3u);
+			if (s == SEM_FAILED) {
+				report(op, 0);
+			} else {
+				sem_getvalue(s, &v);
+				printf("sem %d\n", v);
+				sem_close(s);
+				sem_unlink(a);
+			}
 		} else if (!strcmp(op, "exit")) {
 			NEED(1);
 			fflush(stdout);

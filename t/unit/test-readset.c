@@ -170,6 +170,54 @@ static void test_pure(void)
 	buf_release(&why);
 }
 
+/*
+ * A directory passed through, not listed, is an input only by its
+ * existence, type and mode: dkms copies a module into a fresh build
+ * directory for every build, where the probes only make scratch files.
+ */
+static void test_dir_passed(void)
+{
+	struct buf log = BUF_INIT, rs = BUF_INIT, why = BUF_INIT;
+	int64_t t0;
+
+	mkdir(at("build"), 0755);
+	age("build");
+	t0 = later();
+	start(&log);
+	ev(&log, TL_READ, 0, ROOT, 0, at("build"));
+	ev(&log, TL_WRITE, 0, ROOT, 0, at("build/.tmp_1"));
+	finish(&log);
+	ok(verdict(&log, t0, &rs) == RS_PURE, "scratch made in a directory: pure");
+	/* made before the old one goes, so that its inode is another */
+	mkdir(at("build.new"), 0755);
+	rmdir(at("build"));
+	rename(at("build.new"), at("build"));
+	ok(readset_check(rs.data, rs.len, ENV, &why) == RS_PURE,
+	   "the directory made afresh (a new inode): still holds");
+	chmod(at("build"), 0700);
+	ok(readset_check(rs.data, rs.len, ENV, &why) != RS_PURE, "its mode changed: a miss");
+	rmdir(at("build"));
+	put("build", "a file now");
+	ok(readset_check(rs.data, rs.len, ENV, &why) != RS_PURE, "a file in its place: a miss");
+	unlink(at("build"));
+	ok(readset_check(rs.data, rs.len, ENV, &why) != RS_PURE, "gone: a miss");
+	mkdir(at("listed2"), 0755);
+	age("listed2");
+	start(&log);
+	ev(&log, TL_LIST, 0, ROOT, 0, at("listed2"));
+	finish(&log);
+	ok(verdict(&log, t0, &rs) == RS_PURE, "a listed directory: pure");
+	mkdir(at("listed2.new"), 0755);
+	age("listed2.new");
+	rmdir(at("listed2"));
+	rename(at("listed2.new"), at("listed2"));
+	ok(readset_check(rs.data, rs.len, ENV, &why) != RS_PURE,
+	   "a listed directory made afresh: a miss (its entries are an input)");
+	buf_release(&log);
+	buf_release(&rs);
+	buf_release(&why);
+}
+
 static void test_accounting(void)
 {
 	struct buf log = BUF_INIT, rs = BUF_INIT;
@@ -261,6 +309,57 @@ static void test_writes(void)
 	buf_release(&log);
 	buf_release(&rs);
 	buf_release(&why);
+}
+
+/* One read by a child process `pid` of the root: the verdict. */
+static int child_reads(int pid, const char *path)
+{
+	struct buf log = BUF_INIT, rs = BUF_INIT;
+	int v;
+
+	start(&log);
+	ev(&log, TL_FORK, 0, pid, ROOT, "");
+	ev(&log, TL_READ, 0, pid, 0, path);
+	ev(&log, TL_BYE, 0, pid, 0, "");
+	finish(&log);
+	v = verdict(&log, later(), &rs);
+	buf_release(&log);
+	buf_release(&rs);
+	return v;
+}
+
+/*
+ * A process's own /proc entries are not inputs (grep reads its maps at
+ * start); another's are, and so are the system's and the root process's
+ * stat and status, which name its parent (make, or a pool worker).
+ */
+static void test_own_proc(void)
+{
+	struct buf log = BUF_INIT, rs = BUF_INIT;
+	char p[64];
+	int me = (int)getpid();
+
+	ok(child_reads(me, "/proc/self/maps") == RS_PURE, "its own /proc/self/maps: not an input");
+	snprintf(p, sizeof p, "/proc/%d/maps", me);
+	ok(child_reads(me, p) == RS_PURE, "its own maps through /proc/PID: not an input");
+	ok(child_reads(me + 1, p) == RS_OPAQUE, "another process's maps: opaque");
+	ok(child_reads(me, "/proc/thread-self/status") == RS_PURE, "its own thread's status: pure");
+	ok(child_reads(me, "/proc/self/fd/0") == RS_PURE && child_reads(me, "/proc/self/fd") == RS_PURE,
+	   "its own descriptors' links: pure");
+	ok(child_reads(me, "/proc/self/mountinfo") == RS_OPAQUE, "its mountinfo: opaque");
+	ok(child_reads(me, "/proc/self/cgroup") == RS_OPAQUE, "its cgroup: opaque");
+	ok(child_reads(me, "/proc/self/fdinfo/0") == RS_OPAQUE, "its fdinfo: opaque");
+	ok(child_reads(me, "/proc/self/mounts") == RS_OPAQUE, "its mounts: opaque");
+	start(&log);
+	ev(&log, TL_READ, 0, ROOT, 0, "/proc/self/stat");
+	finish(&log);
+	ok(verdict(&log, later(), &rs) == RS_OPAQUE, "the root's own stat (its parent's pid): opaque");
+	start(&log);
+	ev(&log, TL_READ, 0, ROOT, 0, "/proc/self/maps");
+	finish(&log);
+	ok(verdict(&log, later(), &rs) == RS_PURE, "the root's own maps: pure");
+	buf_release(&log);
+	buf_release(&rs);
 }
 
 static void test_inputs(void)
@@ -390,9 +489,11 @@ int main(void)
 	if (!mkdtemp(dir))
 		abort();
 	test_pure();
+	test_dir_passed();
 	test_accounting();
 	test_writes();
 	test_inputs();
+	test_own_proc();
 	test_proc_fs_unreadable();
 	test_codec();
 	snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);

@@ -25,12 +25,13 @@ static void sample(struct buf *rec, struct record_entry ids[3])
 	cmdid_put(&ids[1].id, "/bin/bash", flags2, "/src", "echo $HOME, \"x\"");
 	cmdid_put(&ids[2].id, "/bin/sh", flags1, "/", "");
 	static char *env[] = { "PATH=/usr/bin:/bin", "HOME=/root", NULL };
+	static char *made[] = { "PATH=/usr/bin:/bin", "OLDPWD=/tmp", NULL };
 
 	for (int i = 0; i < 3; i++) {
 		readset_opaque(&ids[i].rs, i ? "wrote /x" : "the command was not traced");
 		wire_put_strv(&ids[i].env, i == 1 ? env : NULL);
 	}
-	record_encode(rec, "/src|4.3|Makefile", ids, 3);
+	record_encode(rec, "/src|4.3|Makefile", made, ids, 3);
 }
 
 static int decodes(const void *p, size_t n, const char *key)
@@ -38,7 +39,7 @@ static int decodes(const void *p, size_t n, const char *key)
 	struct record_entry *ids;
 	size_t count;
 
-	if (record_decode(p, n, key, &ids, &count, NULL) < 0)
+	if (record_decode(p, n, key, NULL, &ids, &count, NULL) < 0)
 		return 0;
 	record_free(ids, count);
 	return 1;
@@ -50,10 +51,14 @@ static void test_codec(void)
 	struct record_entry ids[3], *got;
 	size_t count, bad = 0;
 	struct cmdid id;
+	char **made;
 
 	sample(&rec, ids);
-	ok(record_decode(rec.data, rec.len, "/src|4.3|Makefile", &got, &count, NULL) == 0 &&
+	ok(record_decode(rec.data, rec.len, "/src|4.3|Makefile", &made, &got, &count, NULL) == 0 &&
 	   count == 3, "a record decodes for its key");
+	ok(made && made[0] && !strcmp(made[0], "PATH=/usr/bin:/bin") && made[1] &&
+	   !strcmp(made[1], "OLDPWD=/tmp") && !made[2], "make's environment comes back");
+	strv_free(made);
 	ok(count == 3 && got[1].id.len == ids[1].id.len &&
 	   !memcmp(got[1].id.data, ids[1].id.data, ids[1].id.len) &&
 	   got[1].rs.len == ids[1].rs.len && !memcmp(got[1].rs.data, ids[1].rs.data, ids[1].rs.len) &&

@@ -43,7 +43,7 @@ struct run {
 
 static const char *const type_names[] = {
 	"?", "HELLO", "BYE", "FORK", "EXEC", "EXECFAIL", "SPAWN", "READ", "LIST", "WRITE",
-	"OPAQUE", "CLOCK", "VALUE",
+	"OPAQUE", "CLOCK", "VALUE", "IMPURE",
 };
 
 static void run_free(struct run *r)
@@ -58,7 +58,7 @@ static void dump(const struct run *r)
 {
 	for (size_t i = 0; i < r->n; i++)
 		diag("%d %s kind=%d flags=%d aux=%d ino=%llu %s", r->v[i].e.pid,
-		     r->v[i].e.type < 13 ? type_names[r->v[i].e.type] : "?", r->v[i].e.kind,
+		     r->v[i].e.type < 14 ? type_names[r->v[i].e.type] : "?", r->v[i].e.kind,
 		     r->v[i].e.flags, r->v[i].e.aux, (unsigned long long)r->v[i].e.ino, r->v[i].path);
 }
 
@@ -161,12 +161,17 @@ static long find(const struct run *r, size_t from, int type, pid_t pid, int kind
 	return -1;
 }
 
-static int opaque_with(const struct run *r, const char *word)
+static int event_with(const struct run *r, int type, const char *word)
 {
 	for (size_t i = 0; i < r->n; i++)
-		if (r->v[i].e.type == TL_OPAQUE && strstr(r->v[i].path, word))
+		if (r->v[i].e.type == type && strstr(r->v[i].path, word))
 			return 1;
 	return 0;
+}
+
+static int opaque_with(const struct run *r, const char *word)
+{
+	return event_with(r, TL_OPAQUE, word);
 }
 
 /*
@@ -662,6 +667,59 @@ static void test_untraceable(void)
 	run_free(&r);
 }
 
+/* the generic hooks of trace/libc.classes (trace/classes.c) */
+static void test_classes(void)
+{
+	char other[PATH_MAX], saved[PATH_MAX], name[64], why[256];
+	struct run r;
+
+	run(&r, 1, NULL, (char *[]){ probe, "getloadavg", "getloadavg", NULL });
+	ok(r.whole && accounted(&r, why, sizeof why) && strstr(r.out, "getloadavg ok\ngetloadavg ok") && opaque_with(&r, "getloadavg") &&
+	   !event_with(&r, TL_IMPURE, ""),
+	   "getloadavg (classified opaque): OPAQUE, and the program gets its answer");
+	{
+		int n = 0;
+
+		for (size_t i = 0; i < r.n; i++)
+			n += r.v[i].e.type == TL_OPAQUE;
+		ok(n == 1, "a classified function called twice: one event per process (%d)", n);
+	}
+	run_free(&r);
+
+	snprintf(name, sizeof name, "/asynccompile-t-%d", (int)getpid());
+	run(&r, 1, NULL, (char *[]){ probe, "shm_unlink", name, NULL });
+	ok(r.whole && accounted(&r, why, sizeof why) && strstr(r.out, "shm_unlink errno 2") && event_with(&r, TL_IMPURE, "shm_unlink") &&
+	   !opaque_with(&r, ""),
+	   "shm_unlink (classified impure): IMPURE, the real call's errno kept");
+	run_free(&r);
+
+	/* variadic, through the trampoline: the value argument must arrive */
+	run(&r, 1, NULL, (char *[]){ probe, "sem", name, NULL });
+	ok(r.whole && accounted(&r, why, sizeof why) && strstr(r.out, "sem 3") && opaque_with(&r, "sem_open") &&
+	   event_with(&r, TL_IMPURE, "sem_unlink"),
+	   "sem_open's variadic arguments pass the trampoline; sem_unlink is IMPURE");
+	run_free(&r);
+
+	run(&r, 1, NULL, (char *[]){ probe, "ustat", NULL });
+	ok(r.whole && accounted(&r, why, sizeof why) && strstr(r.out, "ustat ok") && opaque_with(&r, "ustat"),
+	   "ustat bound to its old version (resolved with dlvsym): OPAQUE, the real one called");
+	run_free(&r);
+
+	/* the tracer as it runs on a C library its list was not made for */
+	if (!realpath("build/trace-other-libc.so", other))
+		abort();
+	memcpy(saved, tracer, sizeof saved);
+	memcpy(tracer, other, sizeof tracer);
+	run(&r, 1, NULL, (char *[]){ probe, "stat", at("f"), NULL });
+	memcpy(tracer, saved, sizeof tracer);
+	ok(r.whole && accounted(&r, why, sizeof why) && opaque_with(&r, "the C library was not classified"),
+	   "a C library the classification was not made for: every run OPAQUE");
+	run_free(&r);
+	run(&r, 1, NULL, (char *[]){ probe, "stat", at("f"), NULL });
+	ok(!opaque_with(&r, ""), "this C library: a plain run is not opaque");
+	run_free(&r);
+}
+
 static void setup(void)
 {
 	const char *tmp = getenv("TMPDIR");
@@ -723,6 +781,7 @@ int main(void)
 	test_values();
 	test_loader_and_scripts();
 	test_untraceable();
+	test_classes();
 	snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
 	if (system(cmd))
 		abort();
