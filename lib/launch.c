@@ -167,11 +167,6 @@ uint64_t launch_env_digest(char *const *envp)
 	return sum;
 }
 
-uint64_t launch_env_digest_without(uint64_t digest, const char *entry)
-{
-	return digest - store_hash(entry, strlen(entry), STORE_HASH_INIT);
-}
-
 static const char *launch_getenv(char *const *envp, const char *key)
 {
 	size_t len = strlen(key);

@@ -98,12 +98,6 @@ char **launch_environ(char *const *extra, int full);
  * entries in any order, the plugin's own ASYNCCOMPILE_* left out.
  */
 uint64_t launch_env_digest(char *const *envp);
-/*
- * The digest of an environment without one of its "K=V" entries, from
- * the digest with it: what tells apart two environments that differ
- * only by that entry.
- */
-uint64_t launch_env_digest_without(uint64_t digest, const char *entry);
 
 /* Free what launch_start() keeps between jobs (for leak checkers). */
 void launch_release(void);

@@ -4,7 +4,6 @@
  */
 #include <errno.h>
 #include <stdlib.h>
-#include <string.h>
 
 #include "lib/cache.h"
 #include "lib/launch.h"
@@ -55,49 +54,14 @@ const char *answer_tracer(void)
 	return A.tracer;
 }
 
-/*
- * Is `why` only "another environment" while the debug switch is on?  Then
- * *alt is the call's digest without the switch: if the answer holds for
- * that, the switch is the reason, and the debug line names it (turning
- * it on to ask why is a reason of its own: the command sees it).
- */
-static int answer_env_debug(uint64_t env, const struct buf *why, uint64_t *alt)
-{
-	const char *dbg = getenv("ASYNC_COMPILE_DEBUG");
-	struct buf entry = BUF_INIT;
-
-	if (!dbg || !why->len || strcmp((char *)why->data, "another environment"))
-		return 0;
-	buf_addf(&entry, "ASYNC_COMPILE_DEBUG=%s", dbg);
-	*alt = launch_env_digest_without(env, (char *)entry.data);
-	buf_release(&entry);
-	return 1;
-}
-
-/* `again`: the reason with the digest answer_env_debug() gave. */
-static void answer_env_debug_why(struct buf *why, const struct buf *again)
-{
-	if (!again->len || strcmp((char *)again->data, "another environment"))
-		buf_addstr(why, ": ASYNC_COMPILE_DEBUG");
-}
-
 /* May an answer with read set rs stand for a call now? */
 int answer_holds(const struct buf *rs, uint64_t env, const char *what)
 {
 	struct buf why = BUF_INIT;
 	int ok = rs->len && readset_check(rs->data, rs->len, env, &why) == RS_PURE;
 
-	if (!ok && log_debugging()) {
-		struct buf again = BUF_INIT;
-		uint64_t alt;
-
-		if (answer_env_debug(env, &why, &alt)) {
-			readset_check(rs->data, rs->len, alt, &again);
-			answer_env_debug_why(&why, &again);
-		}
-		buf_release(&again);
+	if (!ok)
 		log_debug(what, &why);
-	}
 	buf_release(&why);
 	return ok;
 }
@@ -155,15 +119,6 @@ int answer_fill(const struct config *c, struct job *j, const char *shell, char *
 		  c->cache_content);
 	hit = cache_get(dir, &j->cache_key, c->cache_max_age_ms, env, &a, &why);
 	if (!hit) {
-		struct buf again = BUF_INIT;
-		uint64_t alt;
-
-		if (log_debugging() && answer_env_debug(env, &why, &alt)) {
-			if (cache_get(dir, &j->cache_key, c->cache_max_age_ms, alt, &a, &again))
-				cache_answer_release(&a);
-			answer_env_debug_why(&why, &again);
-		}
-		buf_release(&again);
 		if (why.len)
 			log_debug("cached answer not used", &why);
 		buf_release(&why);

@@ -369,6 +369,19 @@ write_mk() {
 	sed "s|@PLUGIN@|$ASYNC_PLUGIN|g" >"$1"
 }
 
+# Tests that compare $(shell) with $(async-shell) run the same makefiles
+# in two directories, sh and as: variant_mk FILE writes the makefile from
+# stdin into both, with FN replaced by the function's name (and @PLUGIN@
+# as write_mk does); both CMD... runs CMD in each.
+variant_mk() {
+	tl_text=$(cat)
+	printf '%s\n' "$tl_text" | sed 's/FN/shell/g' | write_mk "sh/$1"
+	printf '%s\n' "$tl_text" | sed 's/FN/async-shell/g' | write_mk "as/$1"
+}
+both() {
+	(cd sh && "$@") && (cd as && "$@")
+}
+
 # The major.minor of the make under test.
 make_version() {
 	"$TEST_MAKE" --version | sed -n '1s/^GNU Make \([0-9.]*\).*/\1/p'

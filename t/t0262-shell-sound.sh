@@ -7,17 +7,8 @@
 # went wrong before commands were traced (issue 22, items 1-4 and 6-8).
 . "$(dirname "$0")/lib.sh"
 
-# In a directory of its own per variant: "sh" runs $(shell), "as" runs
-# $(async-shell); FN in the makefile text is the function's name.
+# In a directory of its own per variant (variant_mk, both: t/lib.sh).
 mkdir sh as
-variant_mk() { # file: stdin with FN replaced, into both directories
-	tl_text=$(cat)
-	printf '%s\n' "$tl_text" | sed 's/FN/shell/g' | write_mk "sh/$1"
-	printf '%s\n' "$tl_text" | sed 's/FN/async-shell/g' | write_mk "as/$1"
-}
-both() { # cmd...: run in both directories
-	(cd sh && "$@") && (cd as && "$@")
-}
 # run_both ARGS: make in each directory; outputs in sh.out/as.out,
 # statuses in sh_status/as_status.
 run_both() {
