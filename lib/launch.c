@@ -158,12 +158,12 @@ uint64_t launch_env_digest(char *const *envp)
 	 * A sum of per-entry hashes: the order of environ does not matter.
 	 * The plugin's own variables are left out: the worker's mark differs
 	 * from worker to worker, and ASYNCCOMPILE_HELD_TOKENS changes in
-	 * make's environment as tokens come and go (plugin/reexec.c).  So is
-	 * ASYNC_COMPILE_DEBUG: asking why an answer was not used must not
-	 * be the reason it is not ("another environment").
+	 * make's environment as tokens come and go (plugin/reexec.c).
+	 * ASYNC_COMPILE_DEBUG is not: the command sees it, and one that
+	 * prints it would be answered stale.
 	 */
 	for (; envp && *envp; envp++)
-		if (strncmp(*envp, "ASYNCCOMPILE_", 13) && strncmp(*envp, "ASYNC_COMPILE_DEBUG=", 20))
+		if (strncmp(*envp, "ASYNCCOMPILE_", 13))
 			sum += store_hash(*envp, strlen(*envp), STORE_HASH_INIT);
 	return sum;
 }
@@ -464,28 +464,49 @@ static void launch_fd_id(struct buf *b, int fd)
 	buf_addf(b, ":%llu:%llu", (unsigned long long)sb.st_dev, (unsigned long long)sb.st_ino);
 }
 
+/* Take LAUNCH_PPID out of envp (launch.h): its pid, or 0. */
+static long launch_take_ppid(char **envp)
+{
+	const size_t len = strlen(LAUNCH_PPID "=");
+	long pid = 0;
+
+	for (size_t i = 0; envp[i]; i++) {
+		if (strncmp(envp[i], LAUNCH_PPID "=", len))
+			continue;
+		pid = strtol(envp[i] + len, NULL, 10);
+		do
+			envp[i] = envp[i + 1];
+		while (envp[i++]);
+		break;
+	}
+	return pid > 0 ? pid : 0;
+}
+
 /*
- * The descriptor the command gets its log on: TL_FD, or below the
- * command's limit on descriptors (`ulimit -n 1000; make`: one it cannot
- * have fails the spawn), and none of the job's own; -1 if there is no
- * room left for it.
+ * The descriptor the command gets the log on: TL_FD, or under a lower
+ * soft RLIMIT_NOFILE the highest one the command may have (a descriptor
+ * at or past the limit cannot be opened, and posix_spawn refuses the
+ * whole command: "Bad file descriptor" where $(shell) works), never 0-2
+ * nor one of the job's own (fds).  -1 when none is left: the command
+ * runs untraced, and so opaque.
  */
-static int launch_log_fd(const struct job_msg *job)
+static int launch_trace_fd(char *const *fds)
 {
 	struct rlimit rl;
-	int fd = TL_FD;
+	long fd = TL_FD;
 
-	if (!getrlimit(RLIMIT_NOFILE, &rl) && rl.rlim_cur <= (rlim_t)TL_FD)
-		fd = (int)rl.rlim_cur - 1;
-	for (int again = 1; again && fd >= 10;) {
-		again = 0;
-		for (char *const *f = job->fds; f && *f; f++)
-			if (atoi(*f) == fd) {
-				fd--;
-				again = 1;
-			}
+	if (!getrlimit(RLIMIT_NOFILE, &rl) && rl.rlim_cur != RLIM_INFINITY &&
+	    rl.rlim_cur <= (rlim_t)TL_FD)
+		fd = (long)rl.rlim_cur - 1;
+	for (; fd > 2; fd--) {
+		char *const *f = fds;
+
+		while (f && *f && strtol(*f, NULL, 10) != fd)
+			f++;
+		if (!f || !*f)
+			return (int)fd;
 	}
-	return fd >= 10 ? fd : -1;
+	return -1;
 }
 
 /*
@@ -496,15 +517,15 @@ static int launch_log_fd(const struct job_msg *job)
  * fresh arrays).  Returns 0, or -1 when the job cannot be traced, which
  * only makes its run opaque.
  */
-static int launch_trace_setup(const struct job_msg *job, int out_w, int err_w, char ***envp,
-			      char ***fds, struct launch *l, struct buf keep[3])
+static int launch_trace_setup(const struct job_msg *job, int out_w, int err_w, long ppid,
+			      char ***envp, char ***fds, struct launch *l, struct buf keep[3])
 {
 	const char *tr = job->tracer, *old = NULL;
 	size_t n = 0, k = 0, pre = SIZE_MAX;
 	char **e, **f;
-	int logfd = launch_log_fd(job);
+	int fd;
 
-	if (!tr || strpbrk(tr, ": \t") || logfd < 0)
+	if (!tr || strpbrk(tr, ": \t") || (fd = launch_trace_fd(job->fds)) < 0)
 		return -1;
 	l->trace_fd = memfd_create("asynccompile-trace", MFD_CLOEXEC);
 	if (l->trace_fd < 0)
@@ -528,13 +549,15 @@ static int launch_trace_setup(const struct job_msg *job, int out_w, int err_w, c
 		memcpy(f, job->fds, k * sizeof *f);
 	/* last: a sanitizer's runtime must stay first in the list */
 	buf_addf(&keep[0], "LD_PRELOAD=%s%s%s", old ? old : "", old && *old ? ":" : "", tr);
-	buf_addf(&keep[1], "%s=%d", TL_ENV, logfd);
+	buf_addf(&keep[1], "%s=%d", TL_ENV, fd);
 	launch_fd_id(&keep[1], l->trace_fd);
 	launch_fd_id(&keep[1], out_w);
 	launch_fd_id(&keep[1], err_w);
+	if (ppid > 0 && ppid != (long)getpid())
+		buf_addf(&keep[1], ":%ld:%ld", (long)getpid(), ppid);
 	if (job->ahead)
 		buf_addstr(&keep[1], TL_ENV_AHEAD);
-	buf_addf(&keep[2], "%d>/proc/%ld/fd/%d", logfd, (long)getpid(), l->trace_fd);
+	buf_addf(&keep[2], "%d>/proc/%ld/fd/%d", fd, (long)getpid(), l->trace_fd);
 	if (pre != SIZE_MAX) {
 		e[pre] = (char *)keep[0].data;
 	} else {
@@ -550,6 +573,19 @@ static int launch_trace_setup(const struct job_msg *job, int out_w, int err_w, c
 	return 0;
 }
 
+/*
+ * No descriptor left for a stderr pipe (a low RLIMIT_NOFILE): a command in
+ * the caller's group writes to the caller's stderr, as $(shell)'s does,
+ * rather than fail where $(shell) would not.  Returns 1 when it may.
+ */
+static int launch_err_shared(int callers_group, int errpipe[2])
+{
+	if (!callers_group || (errno != EMFILE && errno != ENFILE))
+		return 0;
+	errpipe[0] = errpipe[1] = -1;
+	return 1;
+}
+
 int launch_start(const struct job_msg *job, int callers_group, struct launch *l,
 		 struct buf *err)
 {
@@ -559,21 +595,24 @@ int launch_start(const struct job_msg *job, int callers_group, struct launch *l,
 	struct buf keep[3] = { BUF_INIT, BUF_INIT, BUF_INIT };
 	const char *what = job->command;
 	int rc = 0, direct;
+	long ppid;
 	struct timespec now;
 
 	l->pid = -1;
 	l->trace_fd = -1;
-	if ((job->has_input && pipe2(in, O_CLOEXEC)) ||
-	    pipe2(out, O_CLOEXEC) || pipe2(errpipe, O_CLOEXEC) ||
+	if ((job->has_input && pipe2(in, O_CLOEXEC)) || pipe2(out, O_CLOEXEC) ||
+	    (pipe2(errpipe, O_CLOEXEC) && !launch_err_shared(callers_group, errpipe)) ||
 	    !(envp = launch_environ(job->env, job->env_full))) {
 		rc = errno ? errno : ENOMEM;
 		errno = rc;
 		err_fail(err, "cannot set up the command:");
 		goto out;
 	}
+	ppid = launch_take_ppid(envp);
 	/* only a traced job's read set carries it: no pass for other jobs */
 	l->env_digest = job->tracer ? launch_env_digest(envp) : 0;
-	if (job->tracer && launch_trace_setup(job, out[1], errpipe[1], &envp, &own_fds, l, keep) == 0)
+	if (job->tracer &&
+	    launch_trace_setup(job, out[1], errpipe[1], ppid, &envp, &own_fds, l, keep) == 0)
 		fds = own_fds;
 	launch_trace_state(l->trace_fd);
 	clock_gettime(CLOCK_REALTIME, &now);
@@ -588,7 +627,8 @@ int launch_start(const struct job_msg *job, int callers_group, struct launch *l,
 			what = argv[0];
 			path = launch_find_program(argv[0], envp, job->cwd, l->trace_fd);
 			rc = path ? launch_spawn(&l->pid, path, argv, envp, job->cwd,
-						 in[0], out[1], errpipe[1], fds, callers_group) : errno;
+						 in[0], out[1], errpipe[1] < 0 ? 2 : errpipe[1], fds,
+						 callers_group) : errno;
 		}
 		/* A script without #! is the shell's to run, as for execvp(). */
 		if (rc == ENOEXEC)
@@ -604,7 +644,8 @@ int launch_start(const struct job_msg *job, int callers_group, struct launch *l,
 			rc = ENOMEM;
 		else
 			rc = path ? launch_spawn(&l->pid, path, argv, envp, job->cwd,
-						 in[0], out[1], errpipe[1], fds, callers_group) : errno;
+						 in[0], out[1], errpipe[1] < 0 ? 2 : errpipe[1], fds,
+						 callers_group) : errno;
 	}
 	if (rc) {
 		struct stat sb;
@@ -638,7 +679,8 @@ out:
 	if (in[1] >= 0)
 		fcntl(in[1], F_SETFL, O_NONBLOCK);
 	fcntl(out[0], F_SETFL, O_NONBLOCK);
-	fcntl(errpipe[0], F_SETFL, O_NONBLOCK);
+	if (errpipe[0] >= 0)
+		fcntl(errpipe[0], F_SETFL, O_NONBLOCK);
 	l->in_fd = in[1];
 	l->out_fd = out[0];
 	l->err_fd = errpipe[0];

@@ -11,8 +11,10 @@
  * The command starts in a session and process group of its own (pgid =
  * its pid; or in the caller's, see launch_start()), with an empty signal mask and default dispositions for every
  * signal, standard input from a pipe (job->has_input) or /dev/null,
- * standard output and error on two pipes, in job->cwd, and with no other
- * descriptor (but the trace log at TL_FD when traced, tracelog.h).  Its
+ * standard output and error on two pipes (in the caller's group, out of
+ * descriptors for the second: the caller's stderr), in job->cwd, and with no other
+ * descriptor (but the trace log at TL_FD, or below a lower
+ * RLIMIT_NOFILE, when traced: tracelog.h; none fits: untraced).  Its
  * environment is the caller's `environ` with the job's
  * "K=V" entries replacing or adding variables (an entry without '='
  * removes K).
@@ -37,7 +39,7 @@ struct launch {
 	pid_t pid;    /* the command's process, session and group id */
 	int in_fd;    /* write end of its stdin, or -1 without has_input */
 	int out_fd;   /* read end of its stdout */
-	int err_fd;   /* read end of its stderr */
+	int err_fd;   /* read end of its stderr; -1: it writes to the caller's (EMFILE) */
 	/*
 	 * The command's own ends of those two pipes, still open here.  A
 	 * caller that keeps them until the command's process has exited is
@@ -56,6 +58,15 @@ struct launch {
 	int64_t start_real_ns;
 	uint64_t env_digest; /* launch_env_digest() of its environment */
 };
+
+/*
+ * An entry "LAUNCH_PPID=PID" in a job's env names the pid its command's
+ * root process is to see as its parent (getppid), the one $(shell)'s
+ * child would see: make's, for a job run ahead of need in a worker.  It
+ * is taken out of the command's environment and given to the tracer
+ * (tracelog.h); an untraced command sees its real parent.
+ */
+#define LAUNCH_PPID "ASYNCCOMPILE_PPID"
 
 /*
  * Start job's command.  callers_group: instead of a session of its own,

@@ -56,9 +56,12 @@ struct run_state {
 	int64_t kill_at;  /* ms deadline for SIGKILL; 0 = none */
 	int64_t drain_until;
 	int64_t started_at; /* ms deadline for hooks->started; 0 = none due */
+	int exited;       /* the command's process has exited (not yet reaped) */
+	int gone;         /* ... and was reaped behind the runner's back */
 	int reaped;
 	int wstatus;
 	int callers_group; /* hooks->callers_group: signal the process, not a group */
+	int to_eof;       /* read stdout to its end, as $(shell) does (run.h) */
 };
 
 static int64_t run_now_ms(void)
@@ -187,31 +190,48 @@ static void run_job_pid(const struct run_hooks *h, pid_t pid)
 }
 
 /*
- * Reap the command if it has exited.  The leftovers of its group are killed
- * first, while the zombie still pins the group id.
+ * Has the command's process exited?  It is left a zombie, which keeps its
+ * pid and group id ours while what it left may still be signalled; the
+ * command's ends of the output pipes go, so that their end can be seen.
+ * ECHILD (reaped behind our back): its group id may already belong to
+ * someone else, so the group is left alone and the job is over.
  */
-static void run_try_reap(struct run_state *st)
+static void run_check_exit(struct run_state *st)
 {
 	siginfo_t si;
-	struct rusage ru;
-	pid_t r = -1;
-	int gone = 0;
 
 	memset(&si, 0, sizeof si);
-	memset(&ru, 0, sizeof ru);
 	if (waitid(P_PID, (id_t)st->pid, &si, WEXITED | WNOHANG | WNOWAIT) < 0) {
 		if (errno == EINTR)
 			return;
-		/*
-		 * ECHILD: reaped behind our back, so its group id may already
-		 * belong to someone else; leave the group alone.
-		 */
-		gone = 1;
+		st->gone = 1;
 	} else if (si.si_pid != st->pid) {
 		return;
-	} else if (!st->callers_group) {
-		kill(-st->pid, SIGKILL);
 	}
+	st->exited = 1;
+	run_close(&st->pidfd);
+	run_close(&st->in_fd);
+	run_close(&st->out_w);
+	run_close(&st->err_w);
+}
+
+/*
+ * The exited command's job is over: kill the leftovers of its group first
+ * (not in the caller's group: $(shell) leaves them), while the zombie
+ * still pins the group id, then reap it.  What its leftovers still write
+ * is read for at most RUN_DRAIN_MS more, and not at all once the job is
+ * abandoned, or when the caller's group keeps them: $(shell) returns at
+ * the end of stdout too, whoever holds stderr.
+ */
+static void run_reap(struct run_state *st)
+{
+	struct rusage ru;
+	pid_t r = -1;
+	int gone = st->gone;
+
+	memset(&ru, 0, sizeof ru);
+	if (!gone && !st->callers_group)
+		kill(-st->pid, SIGKILL);
 	/* before the reap below, while the pid is still ours */
 	run_job_pid(st->hooks, 0);
 	if (!gone) {
@@ -226,17 +246,28 @@ static void run_try_reap(struct run_state *st)
 	st->res->stime_us = (int64_t)ru.ru_stime.tv_sec * 1000000 + ru.ru_stime.tv_usec;
 	st->res->maxrss_kb = ru.ru_maxrss;
 	st->reaped = 1;
-	/* nobody wants an abandoned job's output: end what holds its pipes now */
-	st->drain_until = run_now_ms() + (st->stop == STOP_ABANDON ? 0 : RUN_DRAIN_MS);
-	run_close(&st->pidfd);
-	run_close(&st->in_fd);
+	st->drain_until = run_now_ms() + (st->stop == STOP_ABANDON || st->callers_group
+					  ? 0 : RUN_DRAIN_MS);
 	/* what is left is output of processes that outlived it; usually none */
-	run_close(&st->out_w);
-	run_close(&st->err_w);
 	if (st->out.fd >= 0)
 		run_read_stream(&st->out);
 	if (st->err.fd >= 0)
 		run_read_stream(&st->err);
+}
+
+/*
+ * Is the exited command's job over?  Without to_eof, at once (what it
+ * left is killed); with it, at the end of its stdout, as $(shell) ends,
+ * or when it is stopped: abandoned, or, with its leftovers signalled
+ * (SIGKILL sent to its group) or out of reach (the caller's group).
+ */
+static int run_over(const struct run_state *st)
+{
+	if (!st->exited || st->reaped)
+		return 0;
+	if (!st->to_eof || st->out.fd < 0 || st->gone || st->stop == STOP_ABANDON)
+		return 1;
+	return st->stop != STOP_NONE && (st->callers_group || !st->kill_at);
 }
 
 static int run_deadline(int64_t at, int64_t now, int timeout)
@@ -275,9 +306,11 @@ static void run_loop(struct run_state *st)
 		int timeout = -1;
 
 		run_check_timers(st);
+		if (run_over(st))
+			run_reap(st);
 		now = run_now_ms();
 		if (st->reaped && ((st->out.fd < 0 && st->err.fd < 0) ||
-				   now >= st->drain_until))
+				       now >= st->drain_until))
 			return;
 		if (st->in_fd >= 0)
 			pfd[in_i = n++] = (struct pollfd){ st->in_fd, POLLOUT, 0 };
@@ -285,9 +318,9 @@ static void run_loop(struct run_state *st)
 			pfd[out_i = n++] = (struct pollfd){ st->out.fd, POLLIN, 0 };
 		if (st->err.fd >= 0)
 			pfd[err_i = n++] = (struct pollfd){ st->err.fd, POLLIN, 0 };
-		if (!st->reaped && st->pidfd >= 0)
+		if (!st->exited && st->pidfd >= 0)
 			pfd[pid_i = n++] = (struct pollfd){ st->pidfd, POLLIN, 0 };
-		else if (!st->reaped)
+		else if (!st->exited)
 			timeout = RUN_TICK_MS;
 		w0 = n;
 		for (int i = 0; h && h->watch && st->stop != STOP_ABANDON &&
@@ -295,7 +328,8 @@ static void run_loop(struct run_state *st)
 			if (h->watch_fd[i] >= 0)
 				pfd[n++] = (struct pollfd){ h->watch_fd[i], POLLIN, 0 };
 		if (!st->reaped) {
-			timeout = run_deadline(st->started_at, now, timeout);
+			if (!st->exited)
+				timeout = run_deadline(st->started_at, now, timeout);
 			if (st->stop == STOP_NONE)
 				timeout = run_deadline(st->term_at, now, timeout);
 			timeout = run_deadline(st->kill_at, now, timeout);
@@ -325,9 +359,9 @@ static void run_loop(struct run_state *st)
 				break;
 			}
 		}
-		if (!st->reaped && (pid_i >= n || pfd[pid_i].revents))
-			run_try_reap(st);
-		if (st->started_at && !st->reaped && run_now_ms() >= st->started_at) {
+		if (!st->exited && (pid_i >= n || pfd[pid_i].revents))
+			run_check_exit(st);
+		if (st->started_at && !st->exited && run_now_ms() >= st->started_at) {
 			st->started_at = 0;
 			h->started(h->ctx, st->pid);
 		}
@@ -369,7 +403,8 @@ static void run_finish(struct run_state *st)
 		res->flags |= RES_CANCELLED;
 		run_note(res, "cancelled; killed");
 	}
-	if (st->out.fd >= 0 || st->err.fd >= 0)
+	/* the caller's group: $(shell) does not wait for stderr either */
+	if (st->out.fd >= 0 || (st->err.fd >= 0 && !st->callers_group))
 		run_note(res, "output still open %d ms after the command exited; "
 			 "stopped reading", RUN_DRAIN_MS);
 	if (st->out.truncated || st->err.truncated)
@@ -412,6 +447,7 @@ int run_job(const struct job_msg *job, const struct run_hooks *hooks,
 	memset(&st, 0, sizeof st);
 	st.job = job;
 	st.callers_group = hooks && hooks->callers_group;
+	st.to_eof = st.callers_group || job->tracer;
 	st.hooks = hooks;
 	st.res = res;
 	st.pidfd = st.in_fd = st.out.fd = st.err.fd = st.out_w = st.err_w = -1;

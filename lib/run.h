@@ -21,6 +21,14 @@
  *    still arriving is read until EOF, for at most RUN_DRAIN_MS more (a
  *    process that left the group can keep a pipe open forever), and not
  *    at all once the job is abandoned;
+ *  - a $(shell) drop-in (a traced job, or one in the caller's group) ends
+ *    as $(shell) does instead: at the end of its stdout once its process
+ *    has exited, however long what it left keeps stdout open (`(sleep 1;
+ *    echo late) & echo early` gives both lines), and at once when they
+ *    closed it, whoever still holds stderr; the timeout and a cancel still
+ *    end the wait.  Then its group's leftovers get SIGKILL as above, but in
+ *    the caller's group, which $(shell) leaves alone, they keep running,
+ *    and what is in the stderr pipe then is all that is read of it;
  *  - a command that cannot be started gives status 127, RES_SPAWN_FAILED
  *    and a one-line reason in err; `started` is not called.
  *

@@ -103,8 +103,11 @@
  * The environment variable the preload reads: "FD:DEV:INO" of the log,
  * or "FD:DEV:INO:OUTDEV:OUTINO:ERRDEV:ERRINO" with the st_dev and st_ino
  * of the job's stdout and stderr pipes (0:0 when unknown: then any pipe
- * on descriptor 1 or 2 counts as the job's, for TL_TO_ANSWER).  All
- * unsigned decimals.  The preload removes the variable (and itself from
+ * on descriptor 1 or 2 counts as the job's, for TL_TO_ANSWER), or that
+ * and ":RUNNER:PPID": the runner's pid and the pid the command's root
+ * process (its parent is RUNNER) is told by getppid(), make's for a job
+ * a pool worker runs ahead of need (launch.h, LAUNCH_PPID).  All
+ * unsigned decimals; a preload that knows fewer forms stays off.  The preload removes the variable (and itself from
  * LD_PRELOAD) from the program's environment and puts both back, in the
  * same form, into every environment the program passes to exec or
  * posix_spawn; FD is then wherever the log is (the preload moves it off
@@ -120,7 +123,10 @@
  * real when it asks for it.  Passed on like the rest of the variable.
  */
 #define TL_ENV_AHEAD ";ahead"
-/* The descriptor the runner gives the log (high, out of programs' way). */
+/*
+ * The descriptor the runner gives the log (high, out of programs' way);
+ * under a lower soft RLIMIT_NOFILE, the highest one below it (launch.c).
+ */
 #define TL_FD 1021
 /* An event (header and path) is at most this long; longer paths: OPAQUE. */
 #define TL_MAX_EVENT 8192

@@ -53,17 +53,29 @@ static struct job *spec_new_job(enum job_kind kind, const struct cmdid *c, char 
 {
 	struct job *j;
 	struct job_msg m;
-	char name[48];
+	char name[48], ppid[64];
+	size_t n = 0;
+	char **v;
 
 	snprintf(name, sizeof name, "async-shell:%lu", ++P.names);
 	j = request_job(name, kind, c->command);
 	request_job_msg(&m, c->shell, c->flags, c->cwd, c->command, NULL);
 	m.tracer = (char *)answer_tracer();
-	m.env = env;
+	/* $PPID is make's under $(shell): the worker's runner says so (launch.h) */
+	while (env[n])
+		n++;
+	if (!(v = malloc((n + 2) * sizeof *v)))
+		abort();
+	memcpy(v, env, n * sizeof *v);
+	snprintf(ppid, sizeof ppid, "%s=%ld", LAUNCH_PPID, (long)getpid());
+	v[n] = ppid;
+	v[n + 1] = NULL;
+	m.env = v;
 	m.env_full = 1;
 	/* nobody asked for it yet: its tracer refuses what would act outside it */
 	m.ahead = 1;
 	msg_put_job(&j->payload, &m);
+	free(v);
 	return j;
 }
 

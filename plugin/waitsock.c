@@ -187,8 +187,13 @@ int waitsock_peer_check(int fd, struct buf *err)
 	if (cr.uid != geteuid())
 		return err_fail(err, "the collector runs as uid %lu, this make as uid %lu",
 				(unsigned long)cr.uid, (unsigned long)geteuid());
+	errno = 0;
 	for (p = cr.pid, depth = 0; p > 1 && p != self && depth < 64; depth++)
 		p = waitsock_ppid(p);
+	/* a process that is gone is not ours; out of descriptors says nothing */
+	if (p < 0 && errno && errno != ENOENT && errno != ESRCH)
+		return err_fail(err, "cannot tell whether the collector (pid %ld) is a process "
+				"of this make:", (long)cr.pid);
 	if (p != self)
 		return err_fail(err, "the collector (pid %ld) is not a process of this make "
 				"(pid %ld): it runs as the recipe line a wait expands to, not by "

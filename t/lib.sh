@@ -448,7 +448,7 @@ gone() {
 	done
 }
 
-# $(shell) against $(async-shell) on the same inputs (t0262, t0267, t0268): the
+# $(shell) against $(async-shell) on the same inputs (t0262, t0264, t0267, t0268): the
 # test makes the directories "sh" and "as"; variant_mk FILE writes stdin
 # into both, FN replaced by the function's name; both CMD... runs in each;
 # run_both ARGS runs make in each (outputs in sh.out/as.out, sh.err/as.err,

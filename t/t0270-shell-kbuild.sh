@@ -62,8 +62,9 @@ ok "second run: all 13 answered by speculation" expect_grep ' speculated=13 spec
 ok "second run: each probe ran once, ahead of need" \
 	expect_grep ' spec_misses=0 .* spec_unproven=0 spec_rejected=0 memo_stale=0$' out
 ok "no scratch directory is left" expect_eq "" "$(ls -a | grep '^\.tmp_')"
-# Asking why must not change the answer to it: the debug switch is the
-# plugin's own, not part of the environment answers are kept for.
+# Asking why must not cost the answers: the debug switch is compared like
+# any variable (a command may print it), and speculated jobs carry make's
+# environment forward, the switch with it.
 export ASYNC_COMPILE_DEBUG=1
 run_make -j2 PLUGIN="$ASYNC_PLUGIN"
 unset ASYNC_COMPILE_DEBUG

@@ -123,16 +123,19 @@ void tr_env_hide(void)
 	}
 }
 
-/* "ASYNCCOMPILE_TRACE=FD:DEV:INO[:OUTDEV:OUTINO:ERRDEV:ERRINO][;ahead]" into buf. */
+/*
+ * "ASYNCCOMPILE_TRACE=FD:DEV:INO[:OUTDEV:OUTINO:ERRDEV:ERRINO[:RUNNER:PPID]][;ahead]"
+ * into buf.
+ */
 static size_t tr_trace_var(char *buf)
 {
-	uint64_t f[7] = { (uint64_t)__atomic_load_n(&tr_logfd, __ATOMIC_SEQ_CST), tr_env.dev,
+	uint64_t f[9] = { (uint64_t)__atomic_load_n(&tr_logfd, __ATOMIC_SEQ_CST), tr_env.dev,
 			  tr_env.ino, tr_env.out_dev, tr_env.out_ino, tr_env.err_dev,
-			  tr_env.err_ino };
+			  tr_env.err_ino, tr_env.runner, tr_env.ppid };
 	size_t o = strlen(TL_ENV "=");
 
 	memcpy(buf, TL_ENV "=", o);
-	for (int i = 0; i < (tr_env.pipes ? 7 : 3); i++) {
+	for (int i = 0; i < (tr_env.runner ? 9 : tr_env.pipes ? 7 : 3); i++) {
 		if (i)
 			buf[o++] = ':';
 		o += tr_fmt_u64(buf + o, f[i]);
@@ -158,7 +161,7 @@ int tr_envp_build(struct tr_envp *out, char *const *envp)
 			old = envp[n] + pre;
 	/* arena: the array, "LD_PRELOAD=old:self", the trace variable */
 	oldlen = old ? strlen(old) : 0;
-	strs = pre + oldlen + 1 + self + 1 + 200;
+	strs = pre + oldlen + 1 + self + 1 + 240; /* the trace variable: 9 fields */
 	out->size = (n + 3) * sizeof(char *) + strs;
 	out->arena = NULL;
 	if (out->size <= sizeof out->buf) {

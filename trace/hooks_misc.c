@@ -23,6 +23,7 @@
  * new, any other bare name (a search of the loader's that the tracer
  * does not replay) is OPAQUE.  The hook is a tail jump so that glibc
  * still sees the program as the caller (its RPATH, RUNPATH, namespace).
+ * getppid: the root process's parent as the runner names it (below).
  * OPAQUE: sockets other than AF_UNIX, sends with an address, file
  * system statistics of a path that is there, process memory access.
  * The calls that are opaque or impure whatever their arguments (the name
@@ -295,6 +296,28 @@ TR_HOOK int sched_getaffinity(pid_t pid, size_t size, cpu_set_t *mask)
 	if (r == 0 && pid != 0 && pid != tr_pid && tr_active())
 		tr_opaque("the CPUs of another process", NULL);
 	return r;
+}
+
+/* ---- the parent ---- */
+
+/*
+ * A command run ahead of need in a pool worker has the worker for its
+ * parent; under $(shell) it has make.  Every shell reads getppid() at
+ * start-up ($PPID), so it cannot be an input that stops reuse: the root
+ * process (the one whose parent is the runner that ASYNCCOMPILE_TRACE
+ * names) is told the parent the runner names, make's pid.  /proc/self/
+ * stat and status name the real one, and stay inputs without identity.
+ */
+TR_REAL(getppid);
+
+TR_HOOK pid_t getppid(void)
+{
+	pid_t p = TR_CALL(getppid)();
+
+	if (__atomic_load_n(&tr_state, __ATOMIC_ACQUIRE) == TR_ON && tr_env.runner &&
+	    (uint64_t)p == tr_env.runner)
+		return (pid_t)tr_env.ppid;
+	return p;
 }
 
 /* ---- clocks and randomness ---- */

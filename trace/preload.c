@@ -63,6 +63,9 @@
  *    scheduling or limits, ptrace, System V IPC changes, shared names
  *    removed, the clock, host name, swap, modules, reboot, syslog, utmp;
  *    ahead of need (";ahead" in ASYNCCOMPILE_TRACE) refused with EPERM;
+ *  - getppid of the command's root process (the one whose parent is the
+ *    runner): the parent the runner names, make for a job run ahead of
+ *    need in a pool worker, as $(shell)'s child would see it;
  *  - locale, message catalogues and the time zone (hooks_locale.c).
  * Classified (trace/libc.classes: every function the C library exports
  * is model, opaque, impure or self; classes.c hooks the opaque and impure
@@ -117,6 +120,7 @@ TR_REAL(exit);
 TR_REAL(_exit);
 TR_REAL(_Exit);
 TR_REAL(__libc_start_main);
+TR_REAL(getppid);
 
 static pthread_once_t tr_init_control = PTHREAD_ONCE_INIT;
 static int tr_bye_done;
@@ -169,7 +173,7 @@ static void tr_hello(void)
 	ssize_t n = TR_CALL(readlink)("/proc/self/exe", tr_exe, sizeof tr_exe - 1);
 
 	tr_event_init(&ev, TL_HELLO);
-	ev.aux = (int32_t)getppid();
+	ev.aux = (int32_t)TR_CALL(getppid)(); /* the real one: not the hook's answer */
 	if (n > 0 && tr_exe[0] == '/' && (size_t)n < sizeof tr_exe - 1) {
 		tr_exe[n] = 0;
 		if (tr_stat_at(AT_FDCWD, tr_exe, 0, &st) == 0)
@@ -188,16 +192,16 @@ static void tr_hello(void)
 static void tr_init_once(void)
 {
 	const char *v = getenv(TL_ENV);
-	uint64_t f[7];
+	uint64_t f[9];
 	int ahead;
-	int n = v ? tr_parse_env(v, f, 7, &ahead) : -1;
+	int n = v ? tr_parse_env(v, f, 9, &ahead) : -1;
 	struct stat st;
 	Dl_info self;
 	struct tr_batch b;
 	int state = TR_OFF;
 
 	tr_busy = 1;
-	if ((n != 3 && n != 7) || f[0] > INT_MAX || fstat((int)f[0], &st) < 0 ||
+	if ((n != 3 && n != 7 && n != 9) || f[0] > INT_MAX || fstat((int)f[0], &st) < 0 ||
 	    st.st_dev != f[1] || st.st_ino != f[2])
 		goto out;
 	if (!dladdr((void *)tr_init_once, &self) || !self.dli_fname ||
@@ -210,12 +214,16 @@ static void tr_init_once(void)
 	tr_env.dev = f[1];
 	tr_env.ino = f[2];
 	tr_env.ahead = ahead;
-	if (n == 7) {
+	if (n >= 7) {
 		tr_env.pipes = 1;
 		tr_env.out_dev = f[3];
 		tr_env.out_ino = f[4];
 		tr_env.err_dev = f[5];
 		tr_env.err_ino = f[6];
+	}
+	if (n == 9 && f[7] && f[7] <= INT_MAX && f[8] && f[8] <= INT_MAX) {
+		tr_env.runner = f[7];
+		tr_env.ppid = f[8];
 	}
 	tr_logfd = (int)f[0];
 	tr_pid = getpid();

@@ -76,6 +76,12 @@ struct tr_env {
 	uint64_t err_dev, err_ino;       /* the job's stderr pipe (0: unknown) */
 	int pipes;                       /* the 7-field form was given */
 	int ahead;                       /* ";ahead": run ahead of need (hooks_proc.c) */
+	/*
+	 * The 9-field form: the runner's pid, and the pid to present as the
+	 * parent of the command's root process (make's, for a job run ahead
+	 * of need in a pool worker); 0 when not given.
+	 */
+	uint64_t runner, ppid;
 	char self[PATH_MAX];             /* this library, as LD_PRELOAD named it */
 };
 extern struct tr_env tr_env;

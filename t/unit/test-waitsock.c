@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -131,6 +132,61 @@ static void test_dir_refused(const char *dir)
 	buf_release(&err);
 }
 
+/*
+ * A collector the check cannot look at (make is out of descriptors) is
+ * not called "not a process of this make": the reason is said.
+ */
+static void test_peer_out_of_fds(void)
+{
+	struct sockaddr_un sa;
+	struct buf err = BUF_INIT;
+	struct rlimit old, low;
+	char path[240];
+	int l = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0), a = -1, r = 0, hole;
+	pid_t child;
+
+	snprintf(path, sizeof path, "%s/peer.sock", tmpdir);
+	unix_addr(&sa, path);
+	if (l < 0 || bind(l, (struct sockaddr *)&sa, sizeof sa) < 0 ||
+	    syscall(SYS_listen, l, 1) < 0) {
+		ok(0, "a listening socket: %s", strerror(errno));
+		return;
+	}
+	child = fork();
+	if (child == 0) {
+		int c = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+		char ch;
+
+		/* connected: wait for the end of the test (EOF), then go */
+		if (connect(c, (struct sockaddr *)&sa, sizeof sa) == 0)
+			while (read(c, &ch, 1) > 0)
+				;
+		_exit(0);
+	}
+	a = accept4(l, NULL, NULL, SOCK_CLOEXEC);
+	/* the lowest free descriptor becomes the limit: every open fails */
+	hole = dup(0);
+	if (hole >= 0)
+		close(hole);
+	getrlimit(RLIMIT_NOFILE, &old);
+	low = old;
+	low.rlim_cur = (rlim_t)(hole >= 0 ? hole : 0);
+	if (a >= 0 && hole >= 0 && setrlimit(RLIMIT_NOFILE, &low) == 0) {
+		r = waitsock_peer_check(a, &err);
+		setrlimit(RLIMIT_NOFILE, &old);
+	}
+	ok(a >= 0 && r < 0 && err.len && strstr((char *)err.data, "cannot tell") &&
+	   strstr((char *)err.data, strerror(EMFILE)),
+	   "out of descriptors: the check says it cannot tell (%s)",
+	   err.len ? (char *)err.data : "no refusal");
+	buf_release(&err);
+	if (a >= 0)
+		close(a);
+	close(l);
+	if (child > 0)
+		waitpid(child, NULL, 0);
+}
+
 int main(void)
 {
 	char dir[200], rm[240];
@@ -144,6 +200,7 @@ int main(void)
 	test_sibling_sweep(dir);
 	test_sweep_dead(dir);
 	test_dir_refused(dir);
+	test_peer_out_of_fds();
 	snprintf(rm, sizeof rm, "rm -rf '%s'", tmpdir);
 	if (system(rm) != 0)
 		diag("could not remove %s", tmpdir);
