@@ -10,7 +10,7 @@ ahead of need.  Exits 1 if FILE is not a record.
 """
 import struct, sys
 
-RS_MAGIC, RS_PURE = 0xA5, 0
+RS_MAGIC, RS_PURE = 0xA6, 0  # lib/readset.h
 
 
 def take_bytes(data, off):
