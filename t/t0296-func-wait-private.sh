@@ -52,12 +52,12 @@ ok "a malformed argument: said so" expect_grep "not a wait (WAIT:COOKIE)" hand.e
 # number, and bytes that are no message: each is refused by the plugin.
 cat >client.py <<'EOF2'
 import os, socket, struct, sys
-path, what = sys.argv[1], sys.argv[2]
+path, what, proto = sys.argv[1], sys.argv[2], int(sys.argv[3])
 s = socket.socket(socket.AF_UNIX); s.connect(path); s.settimeout(20)
 def frame(i, p): return struct.pack("=qq", i, len(p)) + p
 def collect(wait, cookie):
     c = cookie.encode()
-    return bytes([9]) + struct.pack("=Iq", 4, wait) + struct.pack("=Q", len(c)) + c
+    return bytes([9]) + struct.pack("=Iq", proto, wait) + struct.pack("=Q", len(c)) + c
 if what == "garbage": s.sendall(b"\x01" * 40)
 elif what == "huge": s.sendall(struct.pack("=qq", 0, 1 << 20))
 elif what == "type": s.sendall(frame(0, bytes([1]) + b"\0" * 12))
@@ -71,12 +71,14 @@ while True:
 i, n = struct.unpack("=qq", data[:16])
 print("id=%d type=%d %s" % (i, data[16], data[17:16 + n].decode()))
 EOF2
+# the collector's protocol version: this tree's (lib/proto.h)
+proto=$(sed -n 's/^#define PROTO_VERSION \([0-9]*\).*/\1/p' "$TEST_ROOT/lib/proto.h")
 for what in garbage huge type cookie wait; do
 	write_mk Makefile <<EOF2
 load @PLUGIN@
 all:
 	@\$(async-compile s,echo step-out)
-	@python3 $TRASH/client.py "\$(word 3,\$(async-wait s))" $what >reply.$what
+	@python3 $TRASH/client.py "\$(word 3,\$(async-wait s))" $what $proto >reply.$what
 EOF2
 	run_make -s
 	ok "$what from make's child: a clear ERROR back, make goes on" \
