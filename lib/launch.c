@@ -609,6 +609,7 @@ int launch_start(const struct job_msg *job, int callers_group, struct launch *l,
 		goto out;
 	}
 	ppid = launch_take_ppid(envp);
+	l->shown_ppid = ppid > 0 ? (pid_t)ppid : 0;
 	/* only a traced job's read set carries it: no pass for other jobs */
 	l->env_digest = job->tracer ? launch_env_digest(envp) : 0;
 	if (job->tracer &&

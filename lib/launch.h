@@ -57,6 +57,7 @@ struct launch {
 	int trace_fd;
 	int64_t start_real_ns;
 	uint64_t env_digest; /* launch_env_digest() of its environment */
+	pid_t shown_ppid;    /* the parent its root process is shown (LAUNCH_PPID), or 0 */
 };
 
 /*

@@ -686,11 +686,11 @@ static void rs_pids_in(struct rs_state *st, const struct buf *text)
 void readset_build(const void *log, size_t n, pid_t root, int64_t start_real_ns,
 		   uint64_t env, struct buf *out)
 {
-	readset_build_answer(log, n, root, start_real_ns, env, NULL, NULL, out);
+	readset_build_answer(log, n, root, 0, start_real_ns, env, NULL, NULL, out);
 }
 
-void readset_build_answer(const void *log, size_t n, pid_t root, int64_t start_real_ns,
-			  uint64_t env, const struct buf *answer_out,
+void readset_build_answer(const void *log, size_t n, pid_t root, pid_t shown,
+			  int64_t start_real_ns, uint64_t env, const struct buf *answer_out,
 			  const struct buf *answer_err, struct buf *out)
 {
 	struct rs_state st = { .verdict = RS_PURE, .root = (int32_t)root };
@@ -713,6 +713,8 @@ void readset_build_answer(const void *log, size_t n, pid_t root, int64_t start_r
 		snprintf(what, sizeof what, "process %d was not traced to its end", (int)pr->pid);
 		rs_set(&st, RS_OPAQUE, what, NULL, 0);
 	}
+	if (shown > 0)
+		rs_proc_get(&st, (int32_t)shown); /* known, not a process to account for */
 	rs_pids_in(&st, answer_out);
 	rs_pids_in(&st, answer_err);
 	rs_settle_writes(&st);

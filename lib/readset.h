@@ -88,10 +88,12 @@ void readset_build(const void *log, size_t n, pid_t root, int64_t start_real_ns,
 /*
  * The same, knowing the answer (its stdout and stderr; NULL: none): one
  * that names a pid of the run (a process the log shows, or the parent
- * of one: the runner) as a decimal word is opaque.
+ * of one: the runner; or `shown`, the parent the root process was shown,
+ * make's pid for a speculated job: 0 for none) as a decimal word is
+ * opaque, so $$, $PPID and the like are never reused.
  */
-void readset_build_answer(const void *log, size_t n, pid_t root, int64_t start_real_ns,
-			  uint64_t env, const struct buf *answer_out,
+void readset_build_answer(const void *log, size_t n, pid_t root, pid_t shown,
+			  int64_t start_real_ns, uint64_t env, const struct buf *answer_out,
 			  const struct buf *answer_err, struct buf *out);
 
 /* The encoding of a verdict without entries (the runner could not trace). */

@@ -428,7 +428,7 @@ static void run_trace_settle(struct launch *l, pid_t pid, struct result_msg *res
 	    buf_read_fd(&log, l->trace_fd, RUN_MAX_TRACE) < 0)
 		readset_opaque(&res->readset, "the trace could not be read whole");
 	else
-		readset_build_answer(log.data, log.len, pid, l->start_real_ns, l->env_digest,
+		readset_build_answer(log.data, log.len, pid, l->shown_ppid, l->start_real_ns, l->env_digest,
 				     &res->out, &res->err, &res->readset);
 	buf_release(&log);
 	run_close(&l->trace_fd);

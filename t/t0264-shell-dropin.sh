@@ -231,5 +231,13 @@ for run in first second third; do
 		expect_grep '^env=$' out
 done
 ok "\$PPID: the later runs were answered by speculation" stat_ge spec_hits 1
+# With the cache on, an answer that names make's pid (its $PPID) is not
+# kept: the next make has another pid.
+cfg true
+cp as/c.yaml .
+for run in first second; do
+	run_make
+	ok "\$PPID with the cache, $run run: this make's pid" ppid_same
+done
 
 done_testing

@@ -488,7 +488,7 @@ static void test_nondet(void)
 		buf_reset(&text);
 		buf_addstr(&text, pid);
 		buf_reset(&rs);
-		readset_build_answer(log.data, log.len, ROOT, later(), ENV, &text, NULL, &rs);
+		readset_build_answer(log.data, log.len, ROOT, 0, later(), ENV, &text, NULL, &rs);
 		if (k < 3)
 			ok(readset_verdict(rs.data, rs.len) == RS_OPAQUE,
 			   "an answer naming pid %d of the run: opaque", (int)p);
@@ -500,7 +500,7 @@ static void test_nondet(void)
 	snprintf(pid, sizeof pid, "1%d 0x%x", ROOT, ROOT);
 	buf_addstr(&text, pid);
 	buf_reset(&rs);
-	readset_build_answer(log.data, log.len, ROOT, later(), ENV, NULL, &text, &rs);
+	readset_build_answer(log.data, log.len, ROOT, 0, later(), ENV, NULL, &text, &rs);
 	ok(readset_verdict(rs.data, rs.len) == RS_PURE,
 	   "a pid inside a longer number, or in hex: not seen (a documented residue)");
 
