@@ -1,6 +1,12 @@
 /*
  * launch.c - how a job's command line is run, and starting it (see
  * launch.h).
+ *
+ * Past 600 lines: the command-line rules, the environment and its
+ * digest, and a traced job's set-up (the log's descriptor under the
+ * descriptor limit, the preload's variable with the parent to show and
+ * the ahead-of-need mark) all shape the one posix_spawn call; the traced
+ * set-up is the part to move out when this grows again.
  */
 #include "lib/launch.h"
 #include "lib/err.h"
