@@ -32,6 +32,11 @@ $(B)/t/helpers/%: $(SRCDIR)/t/helpers/%.c $(VCORE_LIB)
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) -o $@ $^ $(ALL_LDFLAGS) $(YAML_LIBS)
 
+# The Go helper (t0268) is no C program to instrument: the plain build's.
+$(B)/t/helpers/goread: t/helpers/goread
+	@mkdir -p $(dir $@)
+	cp $< $@
+
 # ASan's runtime must come first in an uninstrumented make, hence the
 # preload; make itself leaks by design, so leak checking is off for it.
 ASAN_PRELOAD = $(shell $(CC) -print-file-name=libasan.so):$(shell $(CC) -print-file-name=libubsan.so)
