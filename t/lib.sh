@@ -77,7 +77,7 @@ tl_make_ut() { # file make preload
 	{
 		echo '#!/bin/sh'
 		if [ -n "$3" ]; then
-			printf 'LD_PRELOAD=%s ASAN_OPTIONS=detect_leaks=0\n' "'$3'"
+			printf 'LD_PRELOAD=%s ASAN_OPTIONS=detect_leaks=0:verify_asan_link_order=0\n' "'$3'"
 			echo 'export LD_PRELOAD ASAN_OPTIONS'
 		fi
 		printf 'exec %s "$@"\n' "'$2'"
