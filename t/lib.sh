@@ -472,3 +472,10 @@ same_answers() {
 	expect_eq "$sh_status" "$as_status" "make's status (\$(shell) vs async-shell)" &&
 	expect_eq "$(grep -v '^make' sh.out)" "$(grep -v '^make' as.out)" "output (\$(shell) vs async-shell)"
 }
+# slow_mk: slow.mk in both directories, a makefile that takes 0.3 s to
+# read; included before the calls, speculation has started (or finished)
+# the recorded commands by the time they are asked.
+slow_mk() {
+	echo 'SLOW := $(shell sleep 0.3)' | write_mk sh/slow.mk
+	cp sh/slow.mk as/slow.mk
+}

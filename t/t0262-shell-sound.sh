@@ -13,12 +13,6 @@ mkdir sh as
 stat_of() { # key
 	sed -n "s/.* $1=\([0-9]*\).*/\1/p" as.out | tail -n1
 }
-# A slow makefile read before the calls: speculation has started (and,
-# before the fix, finished) the recorded commands by the time they are asked.
-slow_mk() {
-	echo 'SLOW := $(shell sleep 0.3)' | write_mk sh/slow.mk
-	cp sh/slow.mk as/slow.mk
-}
 
 # -- item 2: a command with side effects is never run ahead of need
 slow_mk

@@ -91,11 +91,9 @@ targets_end() {
 	wait "$(cat sh/tpid)" "$(cat as/tpid)"
 	rm -f sh/tpid as/tpid
 }
-# A slow makefile read before the calls: speculation has started (and,
-# before the fix, finished) the recorded commands by the time they are
-# asked, or make has cancelled them.
-echo 'SLOW := $(shell sleep 0.3)' | write_mk sh/slow.mk
-cp sh/slow.mk as/slow.mk
+# A slow makefile read before the calls (t/lib.sh): by then make has
+# started, finished or cancelled the recorded commands.
+slow_mk
 
 # -- item 3: a signal to another process, in a run that does not ask for it
 fresh
