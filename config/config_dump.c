@@ -4,6 +4,7 @@
  * tested and fuzzed).
  */
 #include "config/config.h"
+#include "config/keys.h"
 
 #include <inttypes.h>
 #include <string.h>
@@ -190,5 +191,42 @@ void config_dump(const struct config *c, struct buf *out)
 	buf_addch(out, '\n');
 	buf_addf(out, "cache: %s\n", c->cache ? "true" : "false");
 	dump_duration(out, "cache_max_age", c->cache_max_age_ms, 1);
+	dump_size(out, "cache_max_size", c->cache_max_size);
 	buf_addf(out, "cache_check: %s\n", c->cache_content ? "content" : "mtime");
+}
+
+void config_dump_origins(const struct config *c, struct buf *out)
+{
+	struct buf plain = BUF_INIT;
+	const char *p, *end;
+
+	config_dump(c, &plain);
+	p = (const char *)plain.data;
+	end = p + plain.len;
+	while (p < end) {
+		const char *nl = memchr(p, '\n', (size_t)(end - p));
+		size_t len = nl ? (size_t)(nl - p) : (size_t)(end - p);
+		size_t key = strcspn(p, ":\n");
+		size_t i = keys_count;
+
+		buf_add(out, p, len);
+		/* a key's first line: the others are indented or comments */
+		if (p[0] != ' ' && p[0] != '#')
+			for (i = 0; i < keys_count; i++)
+				if (strlen(keys_table[i].name) == key &&
+				    !memcmp(keys_table[i].name, p, key))
+					break;
+		if (i < keys_count && c->key_line[i]) {
+			buf_addstr(out, "  # ");
+			/* on one line, as the header's source */
+			for (const char *s = c->source ? c->source : ""; *s; s++)
+				buf_addch(out, (unsigned char)*s < 0x20 || *s == 0x7f ? '?' : *s);
+			buf_addf(out, ":%u", (unsigned)c->key_line[i]);
+		} else if (i < keys_count) {
+			buf_addstr(out, "  # default");
+		}
+		buf_addch(out, '\n');
+		p += len + 1;
+	}
+	buf_release(&plain);
 }

@@ -30,6 +30,8 @@
 #include "lib/cmdid.h"
 
 #define RECORD_VERSION 3
+/* A record's file in the store: RECORD_PREFIX and 16 hex digits of the key's hash. */
+#define RECORD_PREFIX "rec-"
 #define RECORD_MAX_ENTRIES 65536
 
 /* One command a run asked for, and what its answer depended on. */

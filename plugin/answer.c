@@ -19,7 +19,7 @@ static struct {
 	int store_tried;
 	int cache;              /* its cache/ directory, or -1 */
 	int cache_tried;
-	int cache_written;      /* this run added entries: evict at exit */
+	int written;            /* this run added entries or a record: evict at exit */
 	char *tracer;           /* the preload, or NULL: nothing is reused */
 	int tracer_tried;
 	unsigned long hits, misses;
@@ -172,7 +172,7 @@ void answer_keep(const struct job *j)
 		      &j->res.readset, &why) < 0)
 		log_debug("cannot keep an answer", &why);
 	else
-		A.cache_written = 1;
+		A.written = 1;
 	buf_release(&why);
 }
 
@@ -181,11 +181,18 @@ void answer_miss(void)
 	A.misses++;
 }
 
+void answer_written(void)
+{
+	A.written = 1;
+}
+
 void answer_exit(void)
 {
-	/* a cache was written: the configuration is known */
-	if (A.cache_written)
-		cache_evict(A.cache, request_config_at_load()->cache_max_age_ms, CACHE_MAX_BYTES);
+	const struct config *c = request_config_at_load();
+
+	/* the store was written: the configuration is known */
+	if (A.written && c && A.store >= 0)
+		cache_evict(A.store, A.cache, c->cache_max_age_ms, (uint64_t)c->cache_max_size);
 }
 
 void answer_stats(struct answer_stats *st)

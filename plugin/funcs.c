@@ -43,6 +43,22 @@ static const char *funcs_bad_name(const char *name)
 	return NULL;
 }
 
+/*
+ * The job's payload for the pool; under ASYNC_COMPILE_DISABLE the run
+ * itself, now, in make's process (a job make echoes and does not run
+ * under -n stays unrun): it is done before it is queued.
+ */
+static void funcs_payload(struct job *j, const struct job_msg *m)
+{
+	if (!request_disabled()) {
+		msg_put_job(&j->payload, m);
+		return;
+	}
+	if (!j->dry)
+		shell_run_direct(m, &j->res);
+	j->cached = 1;
+}
+
 static char *funcs_queue(const char *fn, enum job_kind kind, unsigned int argc, char **argv)
 {
 	struct situation sit;
@@ -98,7 +114,7 @@ static char *funcs_queue(const char *fn, enum job_kind kind, unsigned int argc, 
 		recursive = recipe_context(argv[1], cfg, &env, &fds);
 		m.env = env;
 		m.fds = fds;
-		msg_put_job(&j->payload, &m);
+		funcs_payload(j, &m);
 		strv_free(env);
 		strv_free(fds);
 		/* make runs a recursive line even under -n and -q; so do we */
@@ -110,12 +126,12 @@ static char *funcs_queue(const char *fn, enum job_kind kind, unsigned int argc, 
 		request_job_msg(&m, shell, flags, request_cwd(), (char *)cmd.data,
 			      argc > 2 ? argv[2] : NULL);
 		/* a probe whose answer may be kept runs traced (answer.h) */
-		if (kind == JOB_TRY && cfg->cache)
+		if (kind == JOB_TRY && cfg->cache && !request_disabled())
 			m.tracer = (char *)answer_tracer();
-		msg_put_job(&j->payload, &m);
+		funcs_payload(j, &m);
 	}
 	/* build steps are ccache's business; probes' answers may be kept */
-	if (kind == JOB_TRY)
+	if (kind == JOB_TRY && !request_disabled())
 		answer_lookup(cfg, j, shell, flags, argv[1], argc > 2 ? argv[2] : NULL,
 				   cfg->launcher);
 	strv_free(flags);
@@ -233,12 +249,13 @@ char *funcs_wait(const char *nm, unsigned int argc, char **argv)
 		strv_free(names);
 		qsort(jobs, n, sizeof *jobs, funcs_by_id);
 	} else {
-		if (!engine_started())
+		if (!engine_started() && !request_disabled())
 			return NULL;
 		engine_pending(&jobs, &n);
 	}
 	in_recipe = request_in_recipe();
-	if (in_recipe)
+	/* disabled, every job is done: its output is printed here, as make's would be */
+	if (in_recipe && !request_disabled())
 		line = recipe_collect(jobs, &n);
 	if (n) {
 		engine_wait(&jobs, &n, funcs_progress());

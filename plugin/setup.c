@@ -56,7 +56,7 @@ static int setup_load(void)
 	shell_load();
 	/* a trace asked for: sub-makes may write to it before our first job */
 	cfg = request_config_at_load();
-	if (cfg)
+	if (cfg && !request_disabled())
 		engine_trace_begin(cfg->trace);
 	if (registered == 1)
 		atexit(shell_exit); /* runs before engine_shutdown */

@@ -50,6 +50,9 @@ cd "$TRASH" || exit 1
 # async-shell's records go to a store of the test's own, never the user's
 XDG_CACHE_HOME=$TRASH/.cache
 export XDG_CACHE_HOME
+# and the configuration search (config.h) finds no file of the user's
+XDG_CONFIG_HOME=$TRASH/.config
+export XDG_CONFIG_HOME
 # Temporary files of the test's own too: make 4.4 leaves its jobserver
 # fifo (TMPDIR/GMfifoPID) behind when a test SIGKILLs it, and in /tmp a
 # later make given the same pid (pid_max may be 32768) would warn
@@ -278,6 +281,8 @@ run_make_as() {
 	case $tl_cfg in
 	''|"$STAGE"/*) ;;
 	*) cp "$tl_cfg" "$STAGE/config.yaml" && chmod a+r "$STAGE/config.yaml"
+	   # a configuration file must be its reader's own (config_trusted)
+	   chown "$tl_u" "$STAGE/config.yaml"
 	   tl_cfg=$STAGE/config.yaml ;;
 	esac
 	(

@@ -24,6 +24,7 @@
 #include "lib/proto.h"
 #include "lib/run.h"
 #include "lib/sig.h"
+#include "lib/startdir.h"
 #include "lib/store.h"
 #include "worker/worker.h"
 
@@ -99,30 +100,35 @@ static char *self_exe(const char *argv0)
 	return path;
 }
 
+/* Where make would start, seen from here: a recipe's make, or this directory. */
+static const char *start_dir(void)
+{
+	static char *dir;
+
+	if (!dir)
+		dir = startdir_find(NULL);
+	return dir;
+}
+
 /*
- * The configuration the plugin would use, found the same way minus the
- * make-only steps ($(async-config), the make variable): FILE, the
- * environment variable ASYNC_COMPILE_CONFIG, ./asynccompile.yaml, defaults.
+ * The configuration the plugin would use, found the same way
+ * (config/find.c) but for the make-only step: FILE in place of
+ * $(async-config) and the make variable.
  */
 static int find_config(const char *file, struct config *c)
 {
 	struct buf err = BUF_INIT;
-	const char *env = getenv("ASYNC_COMPILE_CONFIG");
-	struct stat st;
+	struct config_search s = { file, CONFIG_NAMED, start_dir };
+	struct config_origin o;
+	int r = config_find_load(&s, c, &o, &err);
 
-	if (!file && env && *env)
-		file = env;
-	/* lstat as the plugin does: a dangling link or a loop is an error */
-	if (!file && (lstat("asynccompile.yaml", &st) == 0 || errno != ENOENT))
-		file = "asynccompile.yaml";
-	if (file && config_load_file(file, c, &err) < 0) {
+	config_origin_release(&o);
+	if (r < 0) {
 		diag_warn("%s", (char *)err.data);
 		config_release(c);
 		buf_release(&err);
 		return -1;
 	}
-	if (!file)
-		config_defaults(c);
 	return 0;
 }
 
