@@ -141,11 +141,32 @@ static int startdir_same(const char *a, const char *b)
 	       sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
 }
 
+/* Does following the -C list `dirs` from `from` lead to `cwd` (a /proc link)? */
+static int startdir_leads(const char *from, const struct buf *dirs, const char *cwd)
+{
+	struct buf path = BUF_INIT;
+	int same;
+
+	buf_addstr(&path, from);
+	for (size_t i = 0; i < dirs->len; i += strlen((char *)dirs->data + i) + 1) {
+		const char *d = (const char *)dirs->data + i;
+
+		if (d[0] == '/')
+			buf_reset(&path);
+		else
+			buf_addch(&path, '/');
+		buf_addstr(&path, d);
+	}
+	same = startdir_same((char *)path.data, cwd);
+	buf_release(&path);
+	return same;
+}
+
 char *startdir_of_make(pid_t pid)
 {
-	struct buf cmd = BUF_INIT, dirs = BUF_INIT, env = BUF_INIT, path = BUF_INIT;
-	char link[64], cwd[PATH_MAX], *r = NULL;
-	const char *pwd;
+	struct buf cmd = BUF_INIT, dirs = BUF_INIT, env = BUF_INIT;
+	char link[64], plink[64], cwd[PATH_MAX], parent[PATH_MAX], *r = NULL;
+	const char *pwd = NULL;
 	ssize_t n;
 
 	snprintf(link, sizeof link, "/proc/%ld/cwd", (long)pid);
@@ -154,27 +175,31 @@ char *startdir_of_make(pid_t pid)
 		goto out;
 	cwd[n] = 0;
 	startdir_chdirs(&cmd, &dirs);
-	if (!dirs.len || startdir_read(pid, "environ", &env) < 0 ||
-	    !(pwd = startdir_env(&env, "PWD")) || pwd[0] != '/') {
+	if (!dirs.len) {
 		r = strdup(cwd);
 		goto out;
 	}
-	buf_addstr(&path, pwd);
-	for (size_t i = 0; i < dirs.len; i += strlen((char *)dirs.data + i) + 1) {
-		const char *d = (const char *)dirs.data + i;
-
-		if (d[0] == '/')
-			buf_reset(&path);
-		else
-			buf_addch(&path, '/');
-		buf_addstr(&path, d);
+	/* what the shell said, else where the shell that started it is */
+	if (startdir_read(pid, "environ", &env) == 0)
+		pwd = startdir_env(&env, "PWD");
+	if (pwd && pwd[0] == '/' && startdir_leads(pwd, &dirs, link)) {
+		r = strdup(pwd);
+		goto out;
 	}
-	r = strdup(startdir_same((char *)path.data, link) ? pwd : cwd);
+	snprintf(plink, sizeof plink, "/proc/%ld/cwd", (long)startdir_ppid(pid));
+	n = readlink(plink, parent, sizeof parent - 1);
+	if (n > 0) {
+		parent[n] = 0;
+		if (parent[0] == '/' && startdir_leads(parent, &dirs, link)) {
+			r = strdup(parent);
+			goto out;
+		}
+	}
+	r = strdup(cwd);
 out:
 	buf_release(&cmd);
 	buf_release(&dirs);
 	buf_release(&env);
-	buf_release(&path);
 	return r;
 }
 

@@ -14,9 +14,10 @@
  *     where it started (make changes directory only for -C);
  *   - with -C, its environment's PWD (what the user's shell said), if
  *     following its -C options from there leads to its current
- *     directory (same device and inode);
- *   - otherwise (PWD missing, stale, or a -C spelled in a way this parser
- *     does not know): its current directory, the one -C named.
+ *     directory (same device and inode); else, checked the same way, the
+ *     current directory of its parent (the shell that started it);
+ *   - otherwise (neither leads there, or a -C spelled in a way this
+ *     parser does not know): its current directory, the one -C named.
  * The top-level make itself knows better (plugin/request.c asks make for
  * the directory it started in) and passes it as `own`.
  *
