@@ -1,4 +1,5 @@
 #!/bin/sh
+# test: per-start-method
 # ASYNC_COMPILE_DISABLE=1, the off switch: the plugin loads and every
 # function gives what it gives with the pool, but each command runs at
 # once in make's process, as $(shell) runs one; no pool, no tracer, no
