@@ -138,7 +138,8 @@ void config_dump_origins(const struct config *c, struct buf *out);
  *   6. the built-in defaults.
  * A step finds a file when something is at its path (lstat), even a
  * dangling link or a loop: loading it then reports what is wrong instead
- * of falling back in silence.  Every file is a security boundary, as the
+ * of falling back in silence.  In step 3 a path this user may not search
+ * counts too; in steps 4 and 5 it does not (a HOME kept by sudo).  Every file is a security boundary, as the
  * store is (config_trusted()).
  */
 enum config_step {

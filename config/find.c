@@ -31,15 +31,20 @@ const char *config_step_name(enum config_step s)
 }
 
 /*
- * Is there something at path?  A dangling link, a loop, a directory
- * nobody may search count as there: loading it says what is wrong,
- * rather than falling back in silence to a file further down.
+ * Is there something at path?  A dangling link or a loop counts as there
+ * (lstat sees the link): loading it says what is wrong, rather than
+ * falling back in silence to a file further down.  In the directory make
+ * started from, so does a path this user may not search; not in the
+ * user's and the system's places (a HOME kept by sudo that this user
+ * cannot enter holds no file of this user's).
  */
-static int config_there(const char *path)
+static int config_there(const char *path, int strict)
 {
 	struct stat st;
 
-	return lstat(path, &st) == 0 || (errno != ENOENT && errno != ENOTDIR);
+	if (lstat(path, &st) == 0)
+		return 1;
+	return strict && errno != ENOENT && errno != ENOTDIR;
 }
 
 /* dir/asynccompile.yaml, or just the name when dir is the current directory */
@@ -72,20 +77,20 @@ void config_find(const struct config_search *s, struct config_origin *o)
 		return;
 	}
 	p = config_in(s->start_dir ? s->start_dir() : ".");
-	if (config_there(p)) {
+	if (config_there(p, 1)) {
 		o->step = CONFIG_START_DIR;
 		o->path = p;
 		return;
 	}
 	free(p);
 	p = store_user_path("XDG_CONFIG_HOME", ".config", "asynccompile/" CONFIG_FILE_NAME, NULL);
-	if (p && config_there(p)) {
+	if (p && config_there(p, 0)) {
 		o->step = CONFIG_USER;
 		o->path = p;
 		return;
 	}
 	free(p);
-	if (config_there(CONFIG_SYSTEM_FILE)) {
+	if (config_there(CONFIG_SYSTEM_FILE, 0)) {
 		o->step = CONFIG_SYSTEM;
 		o->path = cfg_strdup(CONFIG_SYSTEM_FILE);
 		return;
