@@ -213,6 +213,31 @@ int mk_run_silent(void)
 }
 
 /*
+ * make's global `const floc *reading_file` (read.c, expand.c) is what its
+ * error() names: the makefile line being read, or, while a recipe is
+ * expanded, the recipe's first line with the line's index in `offset`
+ * (job.c new_job).  floc is { filenm, lineno, offset } in 4.3, 4.4.1 and
+ * master alike; exported like commands_started above.
+ */
+char *mk_where(void)
+{
+	struct mk_floc {
+		const char *filenm;
+		unsigned long lineno, offset;
+	};
+	static const struct mk_floc **rf;
+	static int looked;
+	struct buf b = BUF_INIT;
+
+	if (!looked++)
+		rf = dlsym(RTLD_DEFAULT, "reading_file");
+	if (!rf || !*rf || !(*rf)->filenm)
+		return NULL;
+	buf_addf(&b, "%s:%lu", (*rf)->filenm, (*rf)->lineno + (*rf)->offset);
+	return buf_detach(&b, NULL);
+}
+
+/*
  * The environment make's own $(shell) would give a command now.  make
  * 4.3's func_shell passes its environ as it is; 4.4 builds one with
  * target_environment(NULL, 0): the makefile's exported variables, this

@@ -48,6 +48,12 @@ void mk_count_command(void);
  * with strv_free).
  */
 char **mk_shell_environ(void);
+/*
+ * "FILE:LINE" of the makefile line make is reading or the recipe line it
+ * is expanding (what $(error) would name), malloc'd; NULL when make says
+ * none (a command-line --eval) or its global is not there.
+ */
+char *mk_where(void);
 /* Write to fd 1 or 2 after flushing make's stdio. */
 void mk_print(int fd, const void *p, size_t n);
 

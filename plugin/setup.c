@@ -3,7 +3,9 @@
  * ways the plugin talks back to make are mk.c's).  Only make's thread
  * runs this code.
  */
+#include <stdio.h>
 #include <stdlib.h>
+#include <unistd.h>
 
 #include <gnumake.h>
 
@@ -25,6 +27,37 @@ static const struct request_hooks setup_hooks = {
 	shell_makefiles_read, spec_drop,
 };
 
+/*
+ * The end of make.  make 4.3 and 4.4.1 have no hook before exit(): die()
+ * (main.c) has waited for its children, given the jobserver's tokens back
+ * and decided the status before the exit handlers run, so the status
+ * comes from on_exit(3).  setup_exit_jobs reports the jobs nobody waited
+ * for (engine.h), and ends them.  setup_exit_status, the plugin's last
+ * handler, turns a status 0 into 2 when one of those was an error: the
+ * only _exit() of make's process in the plugin, after make has ended in
+ * its own way; all that is skipped are the handlers registered before
+ * the load (make's close_stdout: stdio is flushed here instead, and a
+ * failed write to stdout would have made the status non-zero anyway) and
+ * libc's flush, done here too.
+ */
+static int setup_unwaited;
+
+static void setup_exit_jobs(int status, void *arg)
+{
+	(void)arg;
+	setup_unwaited = engine_report_unwaited(status);
+	engine_shutdown();
+}
+
+static void setup_exit_status(int status, void *arg)
+{
+	(void)arg;
+	if (status == 0 && setup_unwaited) {
+		fflush(NULL);
+		_exit(2);
+	}
+}
+
 /* What both entry points do. */
 static int setup_load(void)
 {
@@ -37,13 +70,15 @@ static int setup_load(void)
 	gmk_add_function("async-wait", funcs_wait, 0, 1, GMK_FUNC_DEFAULT);
 	gmk_add_function("async-config", funcs_config, 1, 1, GMK_FUNC_DEFAULT);
 	gmk_add_function("async-stats", funcs_stats, 0, 1, GMK_FUNC_DEFAULT);
+	gmk_add_function("async-drop", funcs_drop, 1, 1, GMK_FUNC_DEFAULT);
 	gmk_add_function("async-shell", shell_func, 0, 1, GMK_FUNC_DEFAULT);
 	gmk_add_function("async-compile-internal-read", shell_read_func, 0, 0, GMK_FUNC_DEFAULT);
+	gmk_add_function("async-compile-internal-unwaited", funcs_unwaited, 1, 1, GMK_FUNC_DEFAULT);
 	/* the internal value function and the variables that call functions */
 	mk_setup();
 	/* exit handlers run last first: make's signal handlers come back last */
-	if (!registered++ && !atexit(fatal_release))
-		atexit(engine_shutdown);
+	if (!registered++ && !on_exit(setup_exit_status, NULL) && !atexit(fatal_release))
+		on_exit(setup_exit_jobs, NULL);
 	/*
 	 * Nothing is started here: no pool, thread, store or signal handler
 	 * until a job or a speculation needs one (engine_start), so a make
