@@ -442,13 +442,7 @@ void engine_get_stats(struct engine_stats *st)
 	pthread_mutex_unlock(&E.lock);
 }
 
-/* The error rule of engine.h, for one job not waited for. */
-static int engine_unwaited_error(const struct job *j, int make_status)
-{
-	return make_status == 0 && !j->preview && (j->kind == JOB_COMPILE || j->in_recipe);
-}
-
-int engine_report_unwaited(int make_status)
+int engine_report_unwaited(void)
 {
 	struct buf line = BUF_INIT;
 	int errors = 0;
@@ -462,14 +456,14 @@ int engine_report_unwaited(int make_status)
 		if (job_internal(j))
 			continue;
 		buf_reset(&line);
-		if (engine_unwaited_error(j, make_status)) {
+		if (!j->preview && (j->kind == JOB_COMPILE || j->in_recipe)) {
 			errors++;
 			buf_addf(&line, "%s%s*** asynccompile: %s '%s' was queued%s and never "
 				 "waited for: add $(async-wait %s), or $(async-drop %s) to let it go\n",
 				 j->where ? j->where : "", j->where ? ": " : "", what, j->name,
 				 j->where ? " here" : "", j->name, j->name);
 		} else if (j->kind == JOB_COMPILE || j->in_recipe) {
-			/* make failed already, or -n or -q: said, not counted */
+			/* -n or -q: said, not counted */
 			buf_addf(&line, "%s%sasynccompile: warning: %s '%s' was queued%s and never "
 				 "waited for%s\n", j->where ? j->where : "", j->where ? ": " : "",
 				 what, j->name, j->where ? " here" : "",

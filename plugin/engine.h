@@ -118,15 +118,14 @@ void engine_write_trace(void);
  * At exit, before engine_shutdown(): one line on stderr for each job
  * (async-shell's excepted) that no wait took and no drop let go.  It is
  * an error, "FILE:LINE: *** asynccompile: ... never waited for", when
- * make is ending with status 0 (make_status, as exit() got it), make
- * did not run with -n or -q when it was queued, and the job is a build
- * step, or a probe queued inside a recipe; the count of those is
+ * make did not run with -n or -q when it was queued and the job is a
+ * build step, or a probe queued inside a recipe; the count of those is
  * returned (the caller makes make's status 2).  A probe queued while
  * makefiles were read is not one: its wait may sit in the recipe of a
  * target that was up to date (it is said only under ASYNC_COMPILE_DEBUG).
- * Under -n or -q, or when make failed already, the line is a warning.
+ * Under -n or -q a build step gets a warning instead.
  */
-int engine_report_unwaited(int make_status);
+int engine_report_unwaited(void);
 /* Kill everything, give back tokens, stop the thread (at exit). */
 void engine_shutdown(void);
 

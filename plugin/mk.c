@@ -84,8 +84,16 @@ char *mk_call(const char *name, unsigned argc, char *const *argv)
 	return r;
 }
 
+static int mk_stopping;
+
+int mk_stopped(void)
+{
+	return mk_stopping;
+}
+
 void mk_error(const char *msg)
 {
+	mk_stopping = 1;
 	mk_stash = msg;
 	mk_stash_len = strlen(msg);
 	/* never returns: make prints the location and exits 2 */

@@ -25,6 +25,8 @@ void mk_set_var(const char *name, const char *suffix, const char *value);
 char *mk_call(const char *name, unsigned argc, char *const *argv);
 /* $(error msg) at the current location; does not return. */
 void mk_error(const char *msg) __attribute__((noreturn));
+/* Did mk_error() stop make (it is exiting with status 2)? */
+int mk_stopped(void);
 /* $(error fn: msg): a make function's failure, worded as every one is. */
 void mk_fail(const char *fn, const char *msg) __attribute__((noreturn));
 /* gmk_eval text (make parses it as a makefile line). */

@@ -29,30 +29,42 @@ static const struct request_hooks setup_hooks = {
 
 /*
  * The end of make.  make 4.3 and 4.4.1 have no hook before exit(): die()
- * (main.c) has waited for its children, given the jobserver's tokens back
- * and decided the status before the exit handlers run, so the status
- * comes from on_exit(3).  setup_exit_jobs reports the jobs nobody waited
- * for (engine.h), and ends them.  setup_exit_status, the plugin's last
- * handler, turns a status 0 into 2 when one of those was an error: the
- * only _exit() of make's process in the plugin, after make has ended in
- * its own way; all that is skipped are the handlers registered before
- * the load (make's close_stdout: stdio is flushed here instead, and a
- * failed write to stdout would have made the status non-zero anyway) and
- * libc's flush, done here too.
+ * (main.c) has waited for its children, given the jobserver's tokens
+ * back and printed its last words before the exit handlers run.
+ * setup_exit_jobs reports the jobs nobody waited for (engine.h) and ends
+ * them; setup_exit_status, the plugin's last handler, then ends make with
+ * status 2 if one of those was an error: the one _exit() of make's
+ * process in the plugin, after make has ended in its own way.  make's
+ * status is not known here (on_exit(3) would give it, but its handlers
+ * outlive a dlclose, see below); no error is counted under -n or -q (the
+ * only way make exits 1), and a failed make exits 2 anyway.  What the
+ * _exit skips are the handlers registered before the load (make's
+ * close_stdout) and libc's flush: stdio is flushed here instead.
+ *
+ * make also runs these handlers when it unloads the plugin to remake it
+ * (dlclose runs a library's atexit handlers): then the jobs are ended,
+ * as always, but nothing is reported and make goes on.  The two are told
+ * apart by the order: at exit the handlers run before the destructor
+ * below, at dlclose after it.
  */
-static int setup_unwaited;
+static int setup_unwaited, setup_unloading;
 
-static void setup_exit_jobs(int status, void *arg)
+__attribute__((destructor)) static void setup_unload(void)
 {
-	(void)arg;
-	setup_unwaited = engine_report_unwaited(status);
+	setup_unloading = 1;
+}
+
+static void setup_exit_jobs(void)
+{
+	/* after an error of ours make stops: its jobs were not forgotten */
+	if (!setup_unloading && !mk_stopped())
+		setup_unwaited = engine_report_unwaited();
 	engine_shutdown();
 }
 
-static void setup_exit_status(int status, void *arg)
+static void setup_exit_status(void)
 {
-	(void)arg;
-	if (status == 0 && setup_unwaited) {
+	if (setup_unwaited && !setup_unloading) {
 		fflush(NULL);
 		_exit(2);
 	}
@@ -77,8 +89,8 @@ static int setup_load(void)
 	/* the internal value function and the variables that call functions */
 	mk_setup();
 	/* exit handlers run last first: make's signal handlers come back last */
-	if (!registered++ && !on_exit(setup_exit_status, NULL) && !atexit(fatal_release))
-		on_exit(setup_exit_jobs, NULL);
+	if (!registered++ && !atexit(setup_exit_status) && !atexit(fatal_release))
+		atexit(setup_exit_jobs);
 	/*
 	 * Nothing is started here: no pool, thread, store or signal handler
 	 * until a job or a speculation needs one (engine_start), so a make
