@@ -1,4 +1,5 @@
 #!/bin/sh
+# test: per-start-method
 # A job that was queued and never waited for is an error: make exits 2
 # and names the job and the line that queued it.  $(async-drop) lets one
 # go; a probe queued while makefiles are read and left for the recipe of
