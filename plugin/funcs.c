@@ -205,6 +205,19 @@ char *funcs_try(const char *nm, unsigned int argc, char **argv)
 
 /* ---- waiting ---- */
 
+/* The job `name` not yet waited for, or an error naming function fn. */
+static struct job *funcs_waiting(const char *fn, const char *name)
+{
+	struct job *j = engine_find(name);
+	struct buf b = BUF_INIT;
+
+	if (j)
+		return j;
+	buf_addf(&b, "%s: no job named '%s' is waiting (never queued, or already waited for)",
+		 fn, name);
+	mk_error((char *)b.data);
+}
+
 /* progress: always, or auto on a terminal unless make runs with -s */
 static int funcs_progress(void)
 {
@@ -266,14 +279,9 @@ char *funcs_wait(const char *nm, unsigned int argc, char **argv)
 		if (!jobs)
 			abort();
 		for (size_t i = 0; i < cnt; i++) {
-			struct job *j = engine_find(names[i]);
-			if (!j) {
-				struct buf b = BUF_INIT;
-				buf_addf(&b, "%s: no job named '%s' is waiting "
-					 "(never queued, or already waited for)", nm, names[i]);
-				mk_error((char *)b.data);
-			}
+			struct job *j = funcs_waiting(nm, names[i]);
 			int dup = 0;
+
 			for (size_t k = 0; k < n; k++)
 				dup |= jobs[k] == j;
 			if (!dup)
@@ -364,14 +372,8 @@ char *funcs_drop(const char *nm, unsigned int argc, char **argv)
 	if (!names[0])
 		mk_fail(nm, "needs the NAME of a job");
 	for (char **w = names; *w; w++) {
-		struct job *j = engine_find(*w);
+		struct job *j = funcs_waiting(nm, *w);
 
-		if (!j) {
-			struct buf b = BUF_INIT;
-			buf_addf(&b, "%s: no job named '%s' is waiting "
-				 "(never queued, or already waited for)", nm, *w);
-			mk_error((char *)b.data);
-		}
 		funcs_placeholders(j->name, 0);
 		engine_cancel(j);
 	}

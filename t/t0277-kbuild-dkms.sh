@@ -19,26 +19,11 @@ done
 [ -n "$HEADERS" ] || skip_all "no /usr/src/linux-headers-*-amd64 (apt-get install linux-headers-amd64)"
 KVER=${HEADERS#/usr/src/linux-headers-}
 
-FRAG=$TRASH/fragment
-mkdir "$FRAG"
-cp "$TEST_ROOT/asynccompile-kbuild.mk" "$FRAG/"
-ln -s "$ASYNC_PLUGIN" "$FRAG/asynccompile.so"
-ln -s "$TEST_ROOT/worker" "$FRAG/worker"
-
 NAME=asyncc-t0277-$$
 VER=1.0
 SRC=$TRASH/src/$NAME-$VER
-mkdir -p "$SRC" "$TRASH/dkms"
-cat >"$SRC/$NAME.c" <<'EOF2'
-#include <linux/module.h>
-#include <linux/init.h>
-static int __init hello_init(void) { pr_info("hello\n"); return 0; }
-static void __exit hello_exit(void) { }
-module_init(hello_init);
-module_exit(hello_exit);
-MODULE_LICENSE("GPL");
-EOF2
-echo "obj-m := $NAME.o" >"$SRC/Kbuild"
+kbuild_fixture "$SRC" "$NAME"
+mkdir "$TRASH/dkms"
 conf() { # [MAKE[0] value]
 	cat >"$SRC/dkms.conf" <<EOF2
 PACKAGE_NAME="$NAME"
