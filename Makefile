@@ -345,14 +345,16 @@ demo: all
 bench: all
 	sh bench/run.sh
 
-# Everything the build, the suite and `make demo` make; build/make-4.4.1
-# is the CI script's, not the build's.  The demo's files are removed here,
+# Everything the build, the suite, `make demo` and .ci/deb-build.sh (the
+# package, in build/deb) make; build/make-4.4.1 is the CI script's, not
+# the build's.  The demo's files are removed here,
 # not by its own clean, which needs the plugin loaded.
 clean:
 	rm -f $(PLUGIN) $(WORKER) $(TRACER) $(CORE_DIRS:=/*.o) plugin/*.o \
 		t/unit/*.t $(TEST_HELPERS) $(CORE_LIB) $(FLAGS_STAMP) \
 		examples/demo/*.o examples/demo/wordstat
-	rm -rf build/asan build/fuzz build/faults build/valgrind build/stress build/gocache build/gopath
+	rm -rf build/asan build/fuzz build/faults build/valgrind build/stress build/gocache build/gopath \
+		build/deb
 
 .PHONY: all check check-man check-unit check-shell check-stress check-make-suite check-asan check-valgrind check-fuzz \
 	test-build install uninstall demo bench clean
