@@ -33,9 +33,11 @@ fi
 # A failing test must not leave the package installed.
 trap 'installed && apt-get -q -y purge asynccompile >/dev/null 2>&1; test_cleanup' EXIT
 
-# Whatever is named *asynccompile* in the system's trees now is not ours.
+# Whatever is named *asynccompile* in the system's trees now is not ours
+# (not /tmp nor /var/tmp: other users' scratch files come and go there).
+sys_trees='/usr /etc /opt /var/lib /var/cache /var/log'
 sys_paths() {
-	find /usr /etc /var /opt -name '*asynccompile*' 2>/dev/null | LC_ALL=C sort
+	find $sys_trees -name '*asynccompile*' 2>/dev/null | LC_ALL=C sort
 }
 sys_paths >before
 
@@ -122,7 +124,7 @@ left_over() { # what dpkg -L listed that is still there, but the shared director
 	done <listed
 }
 ok "every file and asynccompile directory the package had is removed" expect_eq "" "$(left_over)" "left over"
-ok "nothing named *asynccompile* left in /usr /etc /var /opt" \
+ok "nothing named *asynccompile* left in $sys_trees" \
 	expect_eq "$(cat before)" "$(sys_paths)" "paths named *asynccompile*"
 
 done_testing
