@@ -316,12 +316,13 @@ install: all
 	$(INSTALL) -m 644 man/asynccompile.yaml.5 $(DESTDIR)$(MANDIR)/man5/asynccompile.yaml.5
 	$(INSTALL) -m 644 man/asynccompile.7 $(DESTDIR)$(MANDIR)/man7/asynccompile.7
 
-# The files, then the directories install made (deepest first: a path
-# sorts after its parent), each only if empty; the asynccompile
-# directories under LIBEXECDIR and DATADIR are ours with or without a
-# record.
+# The files (and asynccompile.mk where installs before 0.1's package put
+# it, $(PREFIX)/include), then the directories install made (deepest
+# first: a path sorts after its parent), each only if empty; the
+# asynccompile directories under LIBEXECDIR and DATADIR are ours with or
+# without a record.
 uninstall:
-	rm -f $(DESTDIR)$(PLUGINDIR)/$(PLUGIN) \
+	rm -f $(DESTDIR)$(PLUGINDIR)/$(PLUGIN) $(DESTDIR)$(PREFIX)/include/asynccompile.mk \
 		$(DESTDIR)$(LIBEXECDIR)/asynccompile/asynccompile-worker \
 		$(DESTDIR)$(LIBEXECDIR)/asynccompile/asynccompile-trace.so \
 		$(DESTDIR)$(PKGCONFIGDIR)/asynccompile.pc \
