@@ -208,7 +208,8 @@ build-fuzz:
 # uninstall removes them again when they are empty, and no directory that
 # was there before (/usr/local/lib on a fresh system, say).  Empty
 # INSTALL_RECORD keeps no record (debian/rules: dpkg owns directories).
-INSTALL_DIRS = $(PLUGINDIR) $(PKGCONFIGDIR) $(LIBEXECDIR)/asynccompile $(DATADIR)/asynccompile \
+# BINDIR is the asynccompile command's (issue 31), empty until it lands.
+INSTALL_DIRS = $(BINDIR) $(PLUGINDIR) $(PKGCONFIGDIR) $(LIBEXECDIR)/asynccompile $(DATADIR)/asynccompile \
 	$(MANDIR)/man1 $(MANDIR)/man5 $(MANDIR)/man7
 INSTALL_RECORD = $(DATADIR)/asynccompile/installed-dirs
 

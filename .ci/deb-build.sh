@@ -30,8 +30,8 @@ deb=${debs[0]}
 dpkg-deb --info "$deb" | sed -n 's/^ \(Package\|Version\|Architecture\|Depends\|Recommends\):/    &/p'
 dpkg-deb --contents "$deb" | awk '{ print "    " $NF }'
 
-# Every tag is printed, notes too; an error fails the build.  What we
-# keep on purpose is in debian/asynccompile.lintian-overrides, with why.
+# Every tag is printed, notes too (--pedantic --display-info); an error
+# fails the build.
 lintian_rc=0
 lintian --fail-on error --display-info --pedantic "$deb" >"$dir/lintian.log" 2>&1 || lintian_rc=$?
 echo "lintian $(lintian --version | awk '{ print $2 }'), exit $lintian_rc:"
