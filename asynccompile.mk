@@ -10,8 +10,8 @@
 # (so `make` with no -j still runs them one at a time, only without
 # blocking make in between; `make -j8` runs eight at once).
 #
-#     load /usr/local/lib/asynccompile.so
-#     include /usr/local/include/asynccompile.mk
+#     load $(shell pkg-config --variable=plugin asynccompile)
+#     include $(shell pkg-config --variable=helpers asynccompile)
 #
 #     $(call async-cc-option,-fstack-protector-strong)
 #     $(call async-cc-disable-warning,unused-parameter)
