@@ -59,6 +59,51 @@ static void funcs_payload(struct job *j, const struct job_msg *m)
 	j->cached = 1;
 }
 
+static const char *const funcs_suffixes[] = { ".status", ".out", ".err" };
+
+/*
+ * A job's variables until a wait gives them values: reading one is an
+ * error at that line (funcs_unwaited), so a wait that is missing or
+ * misspelled (`$(async-wiat)`, which make reads as an empty variable)
+ * never hands a makefile empty answers.  `set` 0: undefine them (the
+ * job is a recipe wait's collector's, or dropped).
+ */
+static void funcs_placeholders(const char *name, int set)
+{
+	struct buf line = BUF_INIT;
+
+	for (size_t i = 0; i < sizeof funcs_suffixes / sizeof *funcs_suffixes; i++) {
+		buf_reset(&line);
+		if (set)
+			buf_addf(&line, "%s%s = $(async-compile-internal-unwaited %s)", name,
+				 funcs_suffixes[i], name);
+		else
+			buf_addf(&line, "undefine %s%s", name, funcs_suffixes[i]);
+		mk_eval((char *)line.data);
+	}
+	buf_release(&line);
+}
+
+static const char *funcs_kind_word(const struct job *j)
+{
+	return j->kind == JOB_COMPILE ? "build step" : "probe";
+}
+
+char *funcs_unwaited(const char *nm, unsigned int argc, char **argv)
+{
+	struct job *j = argc ? engine_find(funcs_trim(argv[0])) : NULL;
+	struct buf b = BUF_INIT;
+
+	(void)nm;
+	if (!j || job_internal(j))
+		return NULL;
+	buf_addf(&b, "asynccompile: the results of %s '%s'%s%s%s are read before any "
+		 "$(async-wait) waited for it (is the wait missing or misspelled?)",
+		 funcs_kind_word(j), j->name, j->where ? " (queued at " : "",
+		 j->where ? j->where : "", j->where ? ")" : "");
+	mk_error((char *)b.data);
+}
+
 static char *funcs_queue(const char *fn, enum job_kind kind, unsigned int argc, char **argv)
 {
 	struct situation sit;
@@ -91,6 +136,9 @@ static char *funcs_queue(const char *fn, enum job_kind kind, unsigned int argc, 
 
 	j = request_job(name, kind, argv[1]);
 	j->retries = (uint32_t)cfg->retries;
+	j->where = mk_where();
+	j->in_recipe = sit.in_recipe;
+	j->preview = sit.flags.dry_run;
 	if (kind == JOB_COMPILE && sit.in_recipe) {
 		int echo = cfg->echo == TRI_TRUE ||
 			   (cfg->echo == TRI_AUTO && !sit.flags.silent && !mk_run_silent());
@@ -143,6 +191,7 @@ static char *funcs_queue(const char *fn, enum job_kind kind, unsigned int argc, 
 	 * one (it runs none under -q).
 	 */
 	question = j->dry && sit.flags.question;
+	funcs_placeholders(name, 1);
 	engine_submit(j);
 	return question ? mk_result(":") : NULL;
 }
@@ -171,6 +220,19 @@ char *funcs_try(const char *nm, unsigned int argc, char **argv)
 }
 
 /* ---- waiting ---- */
+
+/* The job `name` not yet waited for, or an error naming function fn. */
+static struct job *funcs_waiting(const char *fn, const char *name)
+{
+	struct job *j = engine_find(name);
+	struct buf b = BUF_INIT;
+
+	if (j)
+		return j;
+	buf_addf(&b, "%s: no job named '%s' is waiting (never queued, or already waited for)",
+		 fn, name);
+	mk_error((char *)b.data);
+}
 
 /* progress: always, or auto on a terminal unless make runs with -s */
 static int funcs_progress(void)
@@ -233,14 +295,9 @@ char *funcs_wait(const char *nm, unsigned int argc, char **argv)
 		if (!jobs)
 			abort();
 		for (size_t i = 0; i < cnt; i++) {
-			struct job *j = engine_find(names[i]);
-			if (!j) {
-				struct buf b = BUF_INIT;
-				buf_addf(&b, "%s: no job named '%s' is waiting "
-					 "(never queued, or already waited for)", nm, names[i]);
-				mk_error((char *)b.data);
-			}
+			struct job *j = funcs_waiting(nm, names[i]);
 			int dup = 0;
+
 			for (size_t k = 0; k < n; k++)
 				dup |= jobs[k] == j;
 			if (!dup)
@@ -255,8 +312,13 @@ char *funcs_wait(const char *nm, unsigned int argc, char **argv)
 	}
 	in_recipe = request_in_recipe();
 	/* disabled, every job is done: its output is printed here, as make's would be */
-	if (in_recipe && !request_disabled())
+	if (in_recipe && !request_disabled()) {
+		/* a collector reports the build steps: they get no variables */
+		for (size_t i = 0; i < n; i++)
+			if (jobs[i]->kind == JOB_COMPILE)
+				funcs_placeholders(jobs[i]->name, 0);
 		line = recipe_collect(jobs, &n);
+	}
 	if (n) {
 		engine_wait(&jobs, &n, funcs_progress());
 		engine_write_trace();
@@ -318,6 +380,22 @@ char *funcs_wait(const char *nm, unsigned int argc, char **argv)
 		buf_release(&fail);
 		return r;
 	}
+}
+
+char *funcs_drop(const char *nm, unsigned int argc, char **argv)
+{
+	char **names = request_split(argc ? argv[0] : "");
+
+	if (!names[0])
+		mk_fail(nm, "needs the NAME of a job");
+	for (char **w = names; *w; w++) {
+		struct job *j = funcs_waiting(nm, *w);
+
+		funcs_placeholders(j->name, 0);
+		engine_cancel(j);
+	}
+	strv_free(names);
+	return NULL;
 }
 
 /* ---- statistics ---- */

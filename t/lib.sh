@@ -484,3 +484,26 @@ slow_mk() {
 	echo 'SLOW := $(shell sleep 0.3)' | write_mk sh/slow.mk
 	cp sh/slow.mk as/slow.mk
 }
+
+# kbuild_fixture DIR NAME: a kernel module NAME (NAME.c, Kbuild) in DIR
+# and a fragment directory $TRASH/fragment whose asynccompile-kbuild.mk
+# loads the plugin under test (t0276, t0277).
+kbuild_fixture() {
+	mkdir -p "$1"
+	cat >"$1/$2.c" <<'EOF2'
+#include <linux/module.h>
+#include <linux/init.h>
+static int __init hello_init(void) { pr_info("hello\n"); return 0; }
+static void __exit hello_exit(void) { }
+module_init(hello_init);
+module_exit(hello_exit);
+MODULE_LICENSE("GPL");
+EOF2
+	echo "obj-m := $2.o" >"$1/Kbuild"
+	FRAG=$TRASH/fragment
+	[ -d "$FRAG" ] && return
+	mkdir "$FRAG"
+	cp "$TEST_ROOT/asynccompile-kbuild.mk" "$FRAG/"
+	ln -s "$ASYNC_PLUGIN" "$FRAG/asynccompile.so"
+	ln -s "$TEST_ROOT/worker" "$FRAG/worker"
+}
