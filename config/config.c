@@ -144,8 +144,9 @@ static int cfg_unknown(struct cfg_ctx *x, const yaml_node_t *key)
 	const char *s = (const char *)key->data.scalar.value;
 	size_t n = key->data.scalar.length, best = SIZE_MAX;
 	const char *near = NULL;
-	char shown[256], all[256];
-	size_t o = 0;
+	char shown[256];
+	struct buf all = BUF_INIT;
+	int r;
 
 	for (size_t i = 0; i < keys_count; i++) {
 		size_t d = cfg_distance(s, n, keys_table[i].name);
@@ -163,10 +164,13 @@ static int cfg_unknown(struct cfg_ctx *x, const yaml_node_t *key)
 	if (near)
 		return cfg_fail(x, &key->start_mark, "unknown key '%s' (did you mean '%s'?)",
 				shown, near);
+	/* a buffer that grows: the table grows too */
 	for (size_t i = 0; i < keys_count; i++)
-		o += (size_t)snprintf(all + o, sizeof(all) - o, "%s%s", i ? ", " : "",
-				      keys_table[i].name);
-	return cfg_fail(x, &key->start_mark, "unknown key '%s' (valid keys: %s)", shown, all);
+		buf_addf(&all, "%s%s", i ? ", " : "", keys_table[i].name);
+	r = cfg_fail(x, &key->start_mark, "unknown key '%s' (valid keys: %s)", shown,
+		     (char *)all.data);
+	buf_release(&all);
+	return r;
 }
 
 /* ---- the document walk ---- */

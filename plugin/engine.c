@@ -447,7 +447,8 @@ int engine_report_unwaited(void)
 	struct buf line = BUF_INIT;
 	int errors = 0;
 
-	if (!E.started)
+	/* jobs without a pool: ASYNC_COMPILE_DISABLE ran them (request.h) */
+	if (!E.started && !E.st.submitted)
 		return 0;
 	pthread_mutex_lock(&E.lock);
 	for (struct job *j = E.tab.head; j; j = j->next_all) {

@@ -50,6 +50,21 @@ ok "the failing build step fails make in both" expect_grep '\*\*\* \[Makefile:[0
 ASYNC_COMPILE_DISABLE=0 run_make -j1
 ok "ASYNC_COMPILE_DISABLE=0 does not disable" expect_grep '^where=pool$' out
 
+# a build step never waited for is an error, with or without the pool
+write_mk Makefile <<'EOF2'
+load @PLUGIN@
+$(async-compile lost,echo lost)
+$(async-try dropped,true)
+$(async-drop dropped)
+all: ; @:
+EOF2
+run_make
+cp err on.err; on_status=$make_status
+ASYNC_COMPILE_DISABLE=1 run_make
+ok "disabled: a build step never waited for fails make as with the pool" \
+	sh -c '[ "$0" -ne 0 ] && [ "$0" = "$1" ] || { echo "status $0, with the pool $1"; exit 1; }' "$make_status" "$on_status"
+ok "disabled: ... with the same message" expect_eq "$(cat on.err)" "$(cat err)" "stderr"
+
 # -n: a build step queued in a recipe is echoed and not run, as with the pool
 rm -rf "$XDG_CACHE_HOME/asynccompile"
 write_mk Makefile <<'EOF2'
