@@ -3,6 +3,7 @@
 # man/.
 
 PREFIX = /usr/local
+BINDIR = $(PREFIX)/bin
 LIBDIR = $(PREFIX)/lib
 LIBEXECDIR = $(PREFIX)/libexec
 INCLUDEDIR = $(PREFIX)/include
@@ -40,11 +41,15 @@ ALL_LDFLAGS = -pthread $(LDFLAGS) $(EXTRA_LDFLAGS)
 #   config/  wherever the YAML file is read
 #   plugin/  inside make
 #   trace/   preloaded into a traced command's processes
-# Everything but plugin/ and worker/main.c is one archive: each program
-# links only the members it reaches (the plugin none of the supervisor's,
-# nor the config dumper's).  Includes name their folder ("lib/buf.h").
-CORE_DIRS = lib pool worker config
-CORE_SRC = $(filter-out worker/main.c,$(wildcard $(CORE_DIRS:=/*.c)))
+#   cli/     the asynccompile command, the user's (its options also
+#            behind the worker's maintenance options)
+# Everything but plugin/ and the programs' main.c is one archive: each
+# program links only the members it reaches (the plugin none of the
+# supervisor's, nor the config dumper's).  Includes name their folder
+# ("lib/buf.h").
+CORE_DIRS = lib pool worker config cli
+MAIN_SRC = worker/main.c cli/main.c
+CORE_SRC = $(filter-out $(MAIN_SRC),$(wildcard $(CORE_DIRS:=/*.c)))
 PLUGIN_SRC = $(wildcard plugin/*.c)
 CORE_OBJ = $(CORE_SRC:.c=.o)
 CORE_LIB = build/libcore.a
@@ -55,6 +60,7 @@ FLAGS_STAMP = build/FLAGS
 
 PLUGIN = asynccompile.so
 WORKER = worker/asynccompile-worker
+CLI = cli/asynccompile
 # The tracer (lib/tracelog.h): preloaded into every process of a traced
 # command, so never built with sanitizers, and exporting only its hooks.
 TRACER = trace/asynccompile-trace.so
@@ -71,7 +77,7 @@ PROVE = prove
 PROVEFLAGS = --failures --comments
 SHELL_TESTS = $(sort $(wildcard t/t[0-9]*.sh))
 
-all: $(PLUGIN) $(WORKER) $(TRACER)
+all: $(PLUGIN) $(WORKER) $(CLI) $(TRACER)
 
 # A fresh machine says what it lacks, in one line, before any compiler
 # error: the C compiler and libyaml's header, looked for the way the
@@ -119,6 +125,9 @@ $(PLUGIN): $(PLUGIN_OBJ) $(CORE_LIB)
 
 $(WORKER): worker/main.o $(CORE_LIB)
 	$(CC) $(ALL_CFLAGS) -o $@ worker/main.o $(CORE_LIB) $(ALL_LDFLAGS) $(YAML_LIBS)
+
+$(CLI): cli/main.o $(CORE_LIB)
+	$(CC) $(ALL_CFLAGS) -o $@ cli/main.o $(CORE_LIB) $(ALL_LDFLAGS) $(YAML_LIBS)
 
 TRACER_SRC = $(wildcard trace/*.c)
 # The generic hooks (trace/classes.c), one line per opaque or impure
@@ -187,7 +196,7 @@ check-unit: test-build
 
 # The manual pages: groff's warnings (-ww) are errors, and each page
 # renders through man -l (groff -Tutf8 without man-db).  Debian: groff-base.
-MAN_PAGES = man/asynccompile.7 man/asynccompile.yaml.5 man/asynccompile-worker.1
+MAN_PAGES = man/asynccompile.1 man/asynccompile.7 man/asynccompile.yaml.5 man/asynccompile-worker.1
 check-man:
 	@command -v groff >/dev/null || { echo "check-man: no groff: apt-get install groff-base"; exit 1; }
 	@set -e; for p in $(MAN_PAGES); do \
@@ -271,11 +280,12 @@ check-fuzz:
 	else echo "check-fuzz: skipped: clang not installed"; fi
 
 install: all
-	$(INSTALL) -d $(DESTDIR)$(LIBDIR) $(DESTDIR)$(LIBEXECDIR)/asynccompile \
+	$(INSTALL) -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(LIBDIR) $(DESTDIR)$(LIBEXECDIR)/asynccompile \
 		$(DESTDIR)$(INCLUDEDIR) $(DESTDIR)$(PKGCONFIGDIR) $(DESTDIR)$(DATADIR)/asynccompile \
 		$(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(MANDIR)/man5 $(DESTDIR)$(MANDIR)/man7
 	$(INSTALL) -m 755 $(PLUGIN) $(DESTDIR)$(LIBDIR)/$(PLUGIN)
 	$(INSTALL) -m 755 $(WORKER) $(DESTDIR)$(LIBEXECDIR)/asynccompile/asynccompile-worker
+	$(INSTALL) -m 755 $(CLI) $(DESTDIR)$(BINDIR)/asynccompile
 	$(INSTALL) -m 755 $(TRACER) $(DESTDIR)$(LIBEXECDIR)/asynccompile/asynccompile-trace.so
 	sed -e 's|@PREFIX@|$(PREFIX)|;s|@LIBDIR@|$(LIBDIR)|;s|@INCLUDEDIR@|$(INCLUDEDIR)|;s|@DATADIR@|$(DATADIR)|' \
 		asynccompile.pc.in > $(DESTDIR)$(PKGCONFIGDIR)/asynccompile.pc
@@ -285,6 +295,7 @@ install: all
 	sed -e 's|$$(dir $$(lastword $$(MAKEFILE_LIST)))asynccompile.so|$(LIBDIR)/$(PLUGIN)|g' \
 		asynccompile-kbuild.mk > $(DESTDIR)$(DATADIR)/asynccompile/asynccompile-kbuild.mk
 	chmod 644 $(DESTDIR)$(DATADIR)/asynccompile/asynccompile-kbuild.mk
+	$(INSTALL) -m 644 man/asynccompile.1 $(DESTDIR)$(MANDIR)/man1/asynccompile.1
 	$(INSTALL) -m 644 man/asynccompile-worker.1 $(DESTDIR)$(MANDIR)/man1/asynccompile-worker.1
 	$(INSTALL) -m 644 man/asynccompile.yaml.5 $(DESTDIR)$(MANDIR)/man5/asynccompile.yaml.5
 	$(INSTALL) -m 644 man/asynccompile.7 $(DESTDIR)$(MANDIR)/man7/asynccompile.7
@@ -293,9 +304,11 @@ uninstall:
 	rm -f $(DESTDIR)$(LIBDIR)/$(PLUGIN) \
 		$(DESTDIR)$(LIBEXECDIR)/asynccompile/asynccompile-worker \
 		$(DESTDIR)$(LIBEXECDIR)/asynccompile/asynccompile-trace.so \
+		$(DESTDIR)$(BINDIR)/asynccompile \
 		$(DESTDIR)$(PKGCONFIGDIR)/asynccompile.pc \
 		$(DESTDIR)$(INCLUDEDIR)/asynccompile.mk \
 		$(DESTDIR)$(DATADIR)/asynccompile/asynccompile-kbuild.mk \
+		$(DESTDIR)$(MANDIR)/man1/asynccompile.1 \
 		$(DESTDIR)$(MANDIR)/man1/asynccompile-worker.1 \
 		$(DESTDIR)$(MANDIR)/man5/asynccompile.yaml.5 \
 		$(DESTDIR)$(MANDIR)/man7/asynccompile.7
@@ -311,7 +324,7 @@ bench: all
 # is the CI script's, not the build's.  The demo's files are removed here,
 # not by its own clean, which needs the plugin loaded.
 clean:
-	rm -f $(PLUGIN) $(WORKER) $(TRACER) $(CORE_DIRS:=/*.o) plugin/*.o \
+	rm -f $(PLUGIN) $(WORKER) $(CLI) $(TRACER) $(CORE_DIRS:=/*.o) plugin/*.o \
 		t/unit/*.t $(TEST_HELPERS) $(CORE_LIB) $(FLAGS_STAMP) \
 		examples/demo/*.o examples/demo/wordstat
 	rm -rf build/asan build/fuzz build/faults build/valgrind build/stress build/gocache build/gopath

@@ -4,6 +4,7 @@
  * tested and fuzzed).
  */
 #include "config/config.h"
+#include "config/keys.h"
 
 #include <inttypes.h>
 #include <string.h>
@@ -135,12 +136,18 @@ static const char *dump_progress(enum progress_mode p)
 	return p == PROGRESS_ALWAYS ? "always" : p == PROGRESS_NEVER ? "never" : "auto";
 }
 
+/* The one-line form of a source name, as the "# from:" line shows it. */
+static void dump_source(struct buf *out, const char *src)
+{
+	for (const char *p = src ? src : ""; *p; p++)
+		buf_addch(out, (unsigned char)*p < 0x20 || *p == 0x7f ? '?' : *p);
+}
+
 void config_dump(const struct config *c, struct buf *out)
 {
 	buf_addstr(out, "# from: ");
 	/* A comment ends at a line break, so the source must stay on one line. */
-	for (const char *p = c->source ? c->source : ""; *p; p++)
-		buf_addch(out, (unsigned char)*p < 0x20 || *p == 0x7f ? '?' : *p);
+	dump_source(out, c->source);
 	buf_addch(out, '\n');
 
 	if (c->workers > 0)
@@ -191,4 +198,38 @@ void config_dump(const struct config *c, struct buf *out)
 	buf_addf(out, "cache: %s\n", c->cache ? "true" : "false");
 	dump_duration(out, "cache_max_age", c->cache_max_age_ms, 1);
 	buf_addf(out, "cache_check: %s\n", c->cache_content ? "content" : "mtime");
+}
+
+void config_dump_origins(const struct config *c, struct buf *out)
+{
+	struct buf dump = BUF_INIT;
+	const char *p, *end;
+
+	config_dump(c, &dump);
+	p = (const char *)dump.data;
+	end = p + dump.len;
+	while (p < end) {
+		const char *nl = memchr(p, '\n', (size_t)(end - p));
+		size_t len = nl ? (size_t)(nl - p) : (size_t)(end - p);
+		size_t name = strcspn(p, ":\n");
+
+		buf_add(out, p, len);
+		/* a key's own line: it starts in column 0 (env's entries are indented) */
+		for (size_t i = 0; p[0] != '#' && p[0] != ' ' && i < keys_count; i++) {
+			if (strlen(keys_table[i].name) != name ||
+			    memcmp(p, keys_table[i].name, name))
+				continue;
+			if (c->line[i]) {
+				buf_addstr(out, "  # ");
+				dump_source(out, c->source);
+				buf_addf(out, ":%u", (unsigned)c->line[i]);
+			} else {
+				buf_addstr(out, "  # default");
+			}
+			break;
+		}
+		buf_addch(out, '\n');
+		p += len + 1;
+	}
+	buf_release(&dump);
 }

@@ -29,7 +29,7 @@ struct cfg_key {
 };
 
 /* In contract order (the order config.h and config_dump() use). */
-#define CFG_MAX_KEYS 32
+#define CFG_MAX_KEYS CONFIG_MAX_KEYS
 extern const struct cfg_key keys_table[];
 extern const size_t keys_count;
 

@@ -1,6 +1,10 @@
 /* The async-shell record codec: record.h documents the format. */
+#include <dirent.h>
+#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "lib/proto.h"
 #include "lib/readset.h"
@@ -144,4 +148,55 @@ int record_decode(const void *p, size_t n, const char *key, char ***environ,
 	*ents = v;
 	*count = cnt;
 	return 0;
+}
+
+/* rec- and 16 lower-case hex digits: spec.c's names (record.h) */
+static int record_file_name(const char *name)
+{
+	if (strncmp(name, "rec-", 4) || strlen(name) != 20)
+		return 0;
+	return strspn(name + 4, "0123456789abcdef") == 16;
+}
+
+/* Count (and with `remove`, unlink) the record files of the store. */
+static long record_walk(int store, int remove, uint64_t *bytes)
+{
+	int fd = dup(store);
+	DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
+	struct dirent *de;
+	long n = 0;
+
+	if (bytes)
+		*bytes = 0;
+	if (!d) {
+		if (fd >= 0)
+			close(fd);
+		return 0;
+	}
+	rewinddir(d);
+	while ((de = readdir(d))) {
+		struct stat st;
+
+		if (!record_file_name(de->d_name) ||
+		    fstatat(store, de->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0 ||
+		    !S_ISREG(st.st_mode))
+			continue;
+		if (remove && unlinkat(store, de->d_name, 0) < 0)
+			continue;
+		n++;
+		if (bytes)
+			*bytes += (uint64_t)st.st_size;
+	}
+	closedir(d);
+	return n;
+}
+
+long record_count(int store, uint64_t *bytes)
+{
+	return record_walk(store, 0, bytes);
+}
+
+long record_clear(int store)
+{
+	return record_walk(store, 1, NULL);
 }

@@ -5,7 +5,8 @@
  * (store.h) and is untrusted: record_decode() checks every byte, and is
  * fuzzed (fuzz/fuzz-record.c).
  *
- * An entry names its command by identity (cmdid.h).
+ * An entry names its command by identity (cmdid.h).  A record's file in
+ * the store is rec-HASH, HASH 16 hex digits of the run key's store_hash.
  *
  * File layout (native byte order, like the protocol; a record written on
  * another machine is simply not recognised):
@@ -25,6 +26,7 @@
 #define ASYNC_RECORD_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #include "lib/buf.h"
 #include "lib/cmdid.h"
@@ -56,5 +58,13 @@ void record_encode(struct buf *out, const char *key, char *const *environ,
 int record_decode(const void *p, size_t n, const char *key, char ***environ,
 		  struct record_entry **ents, size_t *count, struct buf *err);
 void record_free(struct record_entry *ents, size_t count);
+
+/*
+ * The record files in the store (store.h's directory descriptor): how
+ * many, and their bytes in all (`asynccompile -s`).
+ */
+long record_count(int store, uint64_t *bytes);
+/* Remove every record file of the store (`asynccompile -C`); how many. */
+long record_clear(int store);
 
 #endif
