@@ -33,7 +33,7 @@ char **record_env_get(const void *p, size_t n)
 	return v;
 }
 
-void record_encode(struct buf *out, const char *key, char *const *environ,
+void record_encode(struct buf *out, const char *key, char *const *make_environ,
 		   const struct record_entry *e, size_t count)
 {
 	static char *const none[] = { NULL };
@@ -44,7 +44,7 @@ void record_encode(struct buf *out, const char *key, char *const *environ,
 	buf_add(out, record_magic, sizeof record_magic);
 	wire_put_u32(out, RECORD_VERSION);
 	wire_put_str(out, key);
-	wire_put_strv(&env, environ ? environ : none);
+	wire_put_strv(&env, make_environ ? make_environ : none);
 	wire_put_bytes(out, env.data, env.len);
 	buf_release(&env);
 	wire_put_u32(out, (uint32_t)count);
@@ -67,7 +67,7 @@ void record_free(struct record_entry *e, size_t count)
 	free(e);
 }
 
-int record_decode(const void *p, size_t n, const char *key, char ***environ,
+int record_decode(const void *p, size_t n, const char *key, char ***make_environ,
 		  struct record_entry **ents, size_t *count, struct buf *err)
 {
 	struct wire_reader r;
@@ -78,8 +78,8 @@ int record_decode(const void *p, size_t n, const char *key, char ***environ,
 	const void *envb;
 	size_t envlen;
 
-	if (environ)
-		*environ = NULL;
+	if (make_environ)
+		*make_environ = NULL;
 	*ents = NULL;
 	*count = 0;
 	if (n < sizeof record_magic + sizeof sum || memcmp(p, record_magic, sizeof record_magic)) {
@@ -141,8 +141,8 @@ int record_decode(const void *p, size_t n, const char *key, char ***environ,
 		strv_free(inv);
 		return err_fail(err, "trailing bytes");
 	}
-	if (environ)
-		*environ = inv;
+	if (make_environ)
+		*make_environ = inv;
 	else
 		strv_free(inv);
 	*ents = v;
