@@ -47,7 +47,7 @@ $(PLAIN_HELPERS): $(B)/t/helpers/%: t/helpers/%
 # ASan's runtime must come first in an uninstrumented make, hence the
 # preload; make itself leaks by design, so leak checking is off for it.
 ASAN_PRELOAD = $(shell $(CC) -print-file-name=libasan.so):$(shell $(CC) -print-file-name=libubsan.so)
-check-variant: $(B)/$(PLUGIN) $(B)/$(WORKER) $(VUNIT) $(VHELPERS)
+check-variant: $(B)/$(PLUGIN) $(B)/$(WORKER) $(B)/$(CLI) $(VUNIT) $(VHELPERS)
 	mkdir -p $(B)/t/helpers && cp $(SRCDIR)/t/helpers/*.py $(B)/t/helpers/
 	cd $(SRCDIR) && ASAN_OPTIONS=detect_leaks=1 $(PROVE) $(PROVEFLAGS) $(VUNIT)
 	cd $(SRCDIR) && for m in $(TEST_MAKES); do \
