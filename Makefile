@@ -72,10 +72,6 @@ UNIT = $(UNIT_SRC:.c=.t)
 # Make implementations the suite runs against; the CI script builds 4.4.1.
 MAKE44 = $(abspath $(firstword $(wildcard build/make-4.4.1/make)))
 TEST_MAKES = $(shell command -v make) $(MAKE44)
-PROVE = prove
-# failed tests and every diagnostic (measured numbers) show in CI logs
-PROVEFLAGS = --failures --comments
-SHELL_TESTS = $(sort $(wildcard t/t[0-9]*.sh))
 
 all: $(PLUGIN) $(WORKER) $(CLI) $(TRACER)
 
@@ -187,97 +183,25 @@ $(FAULT_PLUGIN): $(FAULT_SRC:%.c=build/faults/%.o) $(filter-out $(FAULT_SRC:.c=.
 
 test-build: all $(UNIT) $(TEST_HELPERS) $(FAULT_PLUGIN)
 
-# The whole suite: unit tests once, shell tests once per make under test,
-# then the sanitizer, valgrind and fuzz passes.
-check: check-man check-unit check-shell check-make-suite check-asan check-valgrind check-fuzz
+# The test suite is t/Makefile's (t/README says what each goal runs);
+# here, only what each goal needs built before it runs there.
+SUITE_GOALS = check check-more check-full check-unit check-makes check-shell \
+	check-shell-methods check-make-suite check-asan check-valgrind check-fuzz check-stress
+$(SUITE_GOALS): test-build
+check-asan check-more check-full: build-asan
+check-fuzz check-more check-full: build-fuzz
+$(SUITE_GOALS) check-man:
+	@$(MAKE) -C t --no-print-directory $@ TEST_MAKES="$(TEST_MAKES)"
 
-check-unit: test-build
-	$(PROVE) $(PROVEFLAGS) $(addprefix ./,$(UNIT))
-
-# The manual pages: groff's warnings (-ww) are errors, and each page
-# renders through man -l (groff -Tutf8 without man-db).  Debian: groff-base.
-MAN_PAGES = man/asynccompile.1 man/asynccompile.7 man/asynccompile.yaml.5 man/asynccompile-worker.1
-check-man:
-	@command -v groff >/dev/null || { echo "check-man: no groff: apt-get install groff-base"; exit 1; }
-	@set -e; for p in $(MAN_PAGES); do \
-		w=$$(groff -man -ww -z $$p 2>&1); \
-		if [ -n "$$w" ]; then printf '%s\n' "$$w"; echo "check-man: $$p: groff -ww warns"; exit 1; fi; \
-		if command -v man >/dev/null; then r="man -l"; out=$$(MAN_DISABLE_SECCOMP=1 MANWIDTH=80 man -l $$p 2>/dev/null); \
-		else r="groff -Tutf8"; out=$$(groff -man -Tutf8 -P-cbou $$p 2>/dev/null); fi; \
-		case $$out in *NAME*DESCRIPTION*) ;; *) echo "check-man: $$p does not render with $$r"; exit 1;; esac; \
-		echo "check-man: $$p: no groff warnings, renders with $$r"; \
-	done
-
-# Tests named t02* and up drive the plugin through make: they run once per
-# start method; the others once.
-START_METHODS = subprocess spawn fork
-MAKE_TESTS = $(filter-out t/t00% t/t01%,$(SHELL_TESTS))
-check-shell: test-build
-	@set -e; for m in $(TEST_MAKES); do \
-		echo "# make under test: $$m ($$($$m --version | head -n1))"; \
-		TEST_MAKE=$$m $(PROVE) $(PROVEFLAGS) $(addprefix ./,$(filter-out $(MAKE_TESTS),$(SHELL_TESTS))); \
-		for s in $(START_METHODS); do \
-			echo "# start method: $$s"; \
-			TEST_MAKE=$$m TEST_START_METHOD=$$s $(PROVE) $(PROVEFLAGS) $(addprefix ./,$(MAKE_TESTS)); \
-		done; \
-	done
-
-# Each test STRESS_RUNS times on an idle machine and as many times beside a
-# CPU hog (t/stress.sh), runs and failures per test reported.  The default
-# list is the tests that synchronise with processes racing them (pools,
-# boards, kills, jobserver overlap); STRESS_TESTS=changed takes the tests
-# changed since the branch left STRESS_BASE (git, new files included),
-# STRESS_TESTS=all every test.
-STRESS_RUNS = 20
-STRESS_BASE = main
-STRESS_DEFAULT = t/unit/test-pool.t t/unit/test-board.t t/unit/test-run.t \
-	t/t0120-pool-timeout.sh t/t0130-pool-crash.sh t/t0140-pool-cleanup.sh \
-	t/t0220-jobserver-limits.sh t/t0230-jobserver-recursion.sh \
-	t/t0240-jobserver-reexec.sh t/t0500-faults.sh t/t0510-faults-injected.sh \
-	t/t0520-make-children.sh t/t0530-faults-parent-death.sh \
-	t/unit/test-trace.t t/t0262-shell-sound.sh t/t0263-shell-signals.sh \
-	t/t0219-func-wait-recipe-line.sh t/t0246-jobserver-recipe-waits.sh
-STRESS_TESTS = default
-STRESS_LIST = $(strip \
-	$(if $(filter default,$(STRESS_TESTS)),$(STRESS_DEFAULT), \
-	$(if $(filter all,$(STRESS_TESTS)),$(UNIT) $(SHELL_TESTS), \
-	$(if $(filter changed,$(STRESS_TESTS)),$(patsubst %.c,%.t,$(filter t/unit/%.c t/t%.sh, \
-		$(shell git diff --name-only $$(git merge-base $(STRESS_BASE) HEAD) -- t; \
-			git ls-files --others --exclude-standard t) 2>/dev/null)), \
-	$(STRESS_TESTS)))))
-check-stress: test-build
-	@if [ -z "$(STRESS_LIST)" ]; then echo "check-stress: no tests selected"; exit 1; fi
-	TEST_MAKES="$(TEST_MAKES)" sh t/stress.sh $(STRESS_RUNS) $(STRESS_LIST)
-
-# make 4.4.1's own test suite, plainly and with the plugin loaded into
-# every make: nothing but the documented traces of the load may differ.
-# The self-test shows a deliberate change is caught.  Skipped (and says
-# why) without the 4.4.1 tree .ci/build-make44.sh keeps in build/.
-check-make-suite: all
-	bash t/make-suite-compare.sh
-	bash t/make-suite-compare.sh --self-test
-
-# ASan+UBSan build of everything in build/asan; the shell tests load the
-# instrumented plugin into an uninstrumented make through LD_PRELOAD.
+# ASan+UBSan and libFuzzer builds of the same sources, out of tree (build.mk)
 ASAN_FLAGS = -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
-check-asan:
+build-asan: test-build
 	$(MAKE) -f $(CURDIR)/build.mk VARIANT=asan SRCDIR=$(CURDIR) \
-		EXTRA_CFLAGS="$(ASAN_FLAGS) -O1" EXTRA_LDFLAGS="$(ASAN_FLAGS)" check-variant
-
-check-valgrind: test-build
-	@set -e; for u in $(UNIT); do \
-		case $$u in *proto*|*config*|*frame*|*record*|*readset*) \
-		echo "# valgrind $$u"; \
-		valgrind -q --error-exitcode=99 --leak-check=full --errors-for-leak-kinds=definite,indirect ./$$u >/dev/null;; \
-		esac; done; echo "valgrind: protocol and config unit tests clean"
-	sh t/valgrind-pool.sh $(CURDIR)/$(WORKER) $(CURDIR)/t/helpers/pool-client $(CURDIR)/build/valgrind
-
-FUZZ_SECONDS = 10
-check-fuzz:
+		EXTRA_CFLAGS="$(ASAN_FLAGS) -O1" EXTRA_LDFLAGS="$(ASAN_FLAGS)" variant-build
+build-fuzz:
 	@if command -v clang >/dev/null 2>&1; then \
-		$(MAKE) -f $(CURDIR)/build.mk VARIANT=fuzz SRCDIR=$(CURDIR) CC=clang \
-			FUZZ_SECONDS=$(FUZZ_SECONDS) run-fuzz; \
-	else echo "check-fuzz: skipped: clang not installed"; fi
+		$(MAKE) -f $(CURDIR)/build.mk VARIANT=fuzz SRCDIR=$(CURDIR) CC=clang fuzzers; \
+	else echo "build-fuzz: skipped: clang not installed"; fi
 
 install: all
 	$(INSTALL) -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(LIBDIR) $(DESTDIR)$(LIBEXECDIR)/asynccompile \
@@ -329,5 +253,5 @@ clean:
 		examples/demo/*.o examples/demo/wordstat
 	rm -rf build/asan build/fuzz build/faults build/valgrind build/stress build/gocache build/gopath
 
-.PHONY: all check check-man check-unit check-shell check-stress check-make-suite check-asan check-valgrind check-fuzz \
+.PHONY: all $(SUITE_GOALS) check-man build-asan build-fuzz \
 	test-build install uninstall demo bench clean

@@ -29,3 +29,34 @@ char **strv_dup(char *const *v)
 	d[n] = NULL;
 	return d;
 }
+
+static size_t strv_name_len(const char *e)
+{
+	const char *eq = strchr(e, '=');
+
+	return eq ? (size_t)(eq - e) : strlen(e);
+}
+
+/* The first variable of a that b lacks or has with another value. */
+static const char *strv_env_missing(char *const *a, char *const *b, size_t *len)
+{
+	for (size_t i = 0; a && a[i]; i++) {
+		size_t n = strv_name_len(a[i]);
+		size_t k = 0;
+
+		while (b && b[k] && (strv_name_len(b[k]) != n || memcmp(a[i], b[k], n)))
+			k++;
+		if (!b || !b[k] || strcmp(a[i], b[k])) {
+			*len = n;
+			return a[i];
+		}
+	}
+	return NULL;
+}
+
+const char *strv_env_differs(char *const *a, char *const *b, size_t *len)
+{
+	const char *d = strv_env_missing(a, b, len);
+
+	return d ? d : strv_env_missing(b, a, len);
+}

@@ -261,7 +261,7 @@ char *shell_func(const char *nm, unsigned int argc, char **argv)
 	struct memo *m;
 	struct job *j;
 	uint64_t h, env;
-	char **envp;
+	char **envp, **ran;
 
 	/* the pool is for speculation; a call runs in make's process */
 	const struct config *cfg = request_prepare(nm, &sit, 0);
@@ -281,9 +281,9 @@ char *shell_func(const char *nm, unsigned int argc, char **argv)
 	}
 	if (m)
 		S.stale++;
-	j = spec_take(&id, h);
+	j = spec_take(&id, h, &ran);
 	if (j)
-		j = spec_answer(j, env);
+		j = spec_answer(j, ran, envp, env);
 	if (!j)
 		j = shell_run_now(cfg, &id, envp, env);
 	if (!m) {

@@ -32,6 +32,7 @@ struct spec {
 	struct buf id;
 	uint64_t h;
 	struct job *job;        /* NULL once used or cancelled */
+	char **envp;            /* the environment it ran with (a debug line names a difference) */
 };
 
 static struct {
@@ -311,6 +312,8 @@ void spec_start(void)
 		} else {
 			engine_submit(s->job);
 			P.speculated++;
+			s->envp = envp;
+			envp = NULL;
 		}
 		cmdid_release(&id);
 		strv_free(envp);
@@ -331,6 +334,8 @@ static void spec_cancel_all(void)
 			P.spec[i].job = NULL;
 			P.unused++;
 		}
+		strv_free(P.spec[i].envp);
+		P.spec[i].envp = NULL;
 	}
 }
 
@@ -377,7 +382,7 @@ void spec_end(void)
 	buf_release(&why);
 }
 
-struct job *spec_take(const struct buf *id, uint64_t h)
+struct job *spec_take(const struct buf *id, uint64_t h, char ***envp)
 {
 	for (size_t i = 0; i < P.nspec; i++) {
 		struct spec *s = &P.spec[i];
@@ -385,18 +390,38 @@ struct job *spec_take(const struct buf *id, uint64_t h)
 		if (s->job && s->h == h && s->id.len == id->len &&
 		    !memcmp(s->id.data, id->data, id->len)) {
 			struct job *j = s->job;
+
 			s->job = NULL;
+			*envp = s->envp;
+			s->envp = NULL;
 			return j;
 		}
 	}
 	return NULL;
 }
 
-/* A speculated job's answer, if it still is the answer now (else NULL). */
-struct job *spec_answer(struct job *j, uint64_t env)
+struct job *spec_answer(struct job *j, char **ran, char **call, uint64_t env)
 {
 	int64_t waited = 0;
+	size_t n;
+	const char *name = launch_env_digest(ran) != env ? strv_env_differs(ran, call, &n) : NULL;
 
+	if (name) {
+		/* the one thing a user can act on: which variable moved */
+		struct buf why = BUF_INIT;
+
+		buf_addf(&why, "the environment differs in %.*s", (int)n, name);
+		strv_free(ran);
+		log_debug("speculated answer not used", &why);
+		buf_release(&why);
+		if (!j->cached)
+			engine_cancel(j);
+		else
+			job_free(j);
+		P.rejected++;
+		return NULL;
+	}
+	strv_free(ran);
 	if (!j->cached) {
 		struct job **jobs = &j;
 		size_t one = 1;

@@ -1,4 +1,5 @@
 #!/bin/sh
+# test: per-start-method
 # async-try: results as variables, $(shell) compatibility, argument errors.
 . "$(dirname "$0")/lib.sh"
 

@@ -1,4 +1,5 @@
 #!/bin/sh
+# test: per-start-method
 # async-compile: output replay, failures at parse time and in recipes,
 # echo, -s, -n, -k, -i, .DELETE_ON_ERROR.
 . "$(dirname "$0")/lib.sh"

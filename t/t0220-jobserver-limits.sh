@@ -1,4 +1,5 @@
 #!/bin/sh
+# test: per-start-method
 # Jobserver citizenship: the implicit slot, tokens for every other job,
 # the -jN limit while makefiles are read, both jobserver styles, the
 # deadlock MAKE-FACTS describes, and clean token accounting at exit.

@@ -1,4 +1,5 @@
 #!/bin/sh
+# test: per-start-method
 # workers: auto starts at the CPU count and grows the pool as far as -jN
 # (or the jobserver's tokens) lets jobs run; an explicit count is a hard
 # cap.  "Reaches N" is proven by a barrier that only N jobs running at

@@ -1,4 +1,5 @@
 #!/bin/sh
+# test: per-start-method
 # Jobs really run while make goes on; tokens come back as soon as a job
 # ends; recursive makes share one jobserver; a sub-make whose jobserver
 # descriptors were closed runs one job at a time.

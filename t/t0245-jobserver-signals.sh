@@ -1,4 +1,5 @@
 #!/bin/sh
+# test: per-start-method
 # A sub-make that loads the plugin dies of a signal while its jobs hold
 # jobserver tokens.  make's handler kills the process with the signal
 # again, no exit handler runs: the plugin's own handler, in front of

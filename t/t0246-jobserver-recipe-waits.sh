@@ -1,4 +1,5 @@
 #!/bin/sh
+# test: per-start-method
 # Recipes waiting at once never deadlock and never run more than -jN
 # steps: each collector line lends its slot to the steps it waits for.
 # Signals to make while collectors wait leave no process and lose no

@@ -1,4 +1,5 @@
 #!/bin/sh
+# test: per-start-method
 # A sub-make is killed (INT, TERM or KILL) while the commands it
 # speculates at load hold tokens of the top-level make's jobserver
 # (issue 29, item 10).  Stock make's sub-make holds no token while its

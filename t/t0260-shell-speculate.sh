@@ -1,4 +1,5 @@
 #!/bin/sh
+# test: per-start-method
 # async-shell speculation: the record of one run's commands, the next
 # run's hits, misses and unused jobs, and the store's guards.
 . "$(dirname "$0")/lib.sh"
@@ -319,5 +320,28 @@ ok "... the answer is \$(shell)'s" \
 	expect_eq "$(sed -n 's/^shell: //p' out)" "$(sed -n 's/^envs: //p' out)" "answers"
 ok "... the new values" expect_grep '^envs: /two b ' out
 ok "... both speculated and used" stats_are "2 2 0 0 0"
+
+# An environment nothing carries forward (the config's env: moved):
+# the speculated answer is not used, and ASYNC_COMPILE_DEBUG names the
+# variable, never its value.
+mkdir cenv
+write_mk cenv/Makefile <<'EOF2'
+load @PLUGIN@
+A := $(async-shell echo $$CFG_VAR)
+$(info cenv: $(A))
+all: ; @echo $(async-stats)
+EOF2
+cd cenv
+write_config "env: { CFG_VAR: first-secret }"
+run_make
+write_config "env: { CFG_VAR: second-secret }"
+ASYNC_COMPILE_DEBUG=1 run_make
+cd .. && cp cenv/out out && cp cenv/err err
+ok "another config env: make succeeds, with the new value" \
+	sh -c '[ "$0" -eq 0 ] && grep -q "^cenv: second-secret\$" out' "$make_status"
+ok "... the speculated answer is not used" stats_are "1 0 1 0 0"
+ok "... ASYNC_COMPILE_DEBUG names the variable" \
+	expect_grep 'speculated answer not used: the environment differs in CFG_VAR' err
+ok "... and not its values" expect_no_grep 'secret' err
 
 done_testing

@@ -1,4 +1,5 @@
 #!/bin/sh
+# test: per-start-method
 # A command async-shell runs while make waits for it ends with make, as a
 # $(shell) command does: Ctrl-C (SIGINT to make's process group), SIGTERM
 # or SIGKILL to the group, or a signal to make alone (issue 22, item 5).

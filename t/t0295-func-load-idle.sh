@@ -1,4 +1,5 @@
 #!/bin/sh
+# test: per-start-method
 # Nothing paid where unused: a make that loads the plugin and queues
 # nothing starts no pool, no thread and no store (what it costs in time
 # is `make bench`'s load-cost row, not a timed test).  make's threads and

@@ -1,4 +1,5 @@
 #!/bin/sh
+# test: per-start-method
 # The channel between a recipe wait's collector and its make is private:
 # a collector run by hand or from another make, a forged cookie, a
 # malformed message, a socket directory another user owns or others may

@@ -1,4 +1,5 @@
 #!/bin/sh
+# test: per-start-method
 # Reliability rules under fault injection, through make.
 . "$(dirname "$0")/lib.sh"
 sm=${TEST_START_METHOD:-subprocess}
@@ -150,40 +151,6 @@ ok "make SIGKILLed: its jobs are gone" test "$r" -eq 0
 diag "make's pool processes before the kill: $kids"
 ok "make SIGKILLed: no worker or supervisor process is left" \
 	wait_until sh -c 'for p in $0; do kill -0 $p 2>/dev/null && exit 1; done; exit 0' "$kids"
-
-# 50 MB of output under max_output: capped, bounded memory, no deadlock.
-write_config "workers: 2" "max_output: 1MiB"
-write_mk Makefile <<'EOF2'
-load @PLUGIN@
-$(async-try flood,head -c 50000000 /dev/zero | tr '\0' x; echo done >&2)
-$(async-wait)
-$(file >flood.out,$(flood.out))
-$(info flood=$(flood.status) err=$(flood.err))
-all: ; @:
-EOF2
-"$TEST_HELPERDIR/maxrss.py" "$MAKE_UT" >out 2>err 3>rss; make_status=$?
-diag "50 MB job, max_output 1MiB: make peak RSS $(cat rss)"
-ok "50 MB job: capped at max_output" expect_eq 1048577 "$(wc -c <flood.out | tr -d ' ')" "bytes (cap + newline from \$(file))"
-ok "50 MB job: the cap is noted in NAME.err" expect_grep '^flood=0 err=done asynccompile: stdout truncated at 1048576 bytes' out
-ok "50 MB job: make's memory stays bounded (< 64 MB)" \
-	sh -c 'kb=$(sed -n "s/maxrss_kb=//p" rss); [ "$kb" -lt 65536 ]'
-
-# 10,000 jobs at once.
-write_config "workers: 2"
-write_mk Makefile <<'EOF2'
-load @PLUGIN@
-N := $(shell seq 1 10000)
-$(foreach i,$(N),$(async-try n$i,echo $i))
-$(async-wait)
-good := $(foreach i,$(N),$(if $(filter 0:$i,$(n$i.status):$(n$i.out)),x))
-$(info good=$(words $(good)))
-all: ; @:
-EOF2
-start=$(date +%s%N)
-TEST_MAKE_TIMEOUT=120 "$TEST_HELPERDIR/maxrss.py" "$MAKE_UT" -j2 >out 2>err 3>rss; make_status=$?
-end=$(date +%s%N)
-diag "10,000 jobs: $(( (end - start) / 1000000 )) ms, make peak RSS $(cat rss)"
-ok "10,000 jobs: all answered correctly" expect_grep '^good=10000$' out
 
 # A job sees only its own stdin/stdout/stderr, under a jobserver too.
 write_config "workers: 2"

@@ -1,4 +1,5 @@
 #!/bin/sh
+# test: per-start-method
 # Signals sent to make's whole process group (a CI cancelling a job, a
 # timeout(1), Ctrl-C and Ctrl-\ on a terminal) while build steps run:
 # nothing the plugin started may outlive make, and make dying is no

@@ -1,4 +1,5 @@
 #!/bin/sh
+# test: per-start-method
 # Failures only a fault-injection build can force (plugin/fault.h): a
 # backend refusing a job, and the pool stopped under queued jobs.  None
 # may leave a wait blocked or a token held.

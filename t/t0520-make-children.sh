@@ -1,4 +1,5 @@
 #!/bin/sh
+# test: per-start-method
 # What make itself keeps while the plugin runs inside it: its recipes
 # see none of the plugin's descriptors, its children's statuses stay its
 # own, and its signals go to its own thread.

@@ -1,4 +1,5 @@
 #!/bin/sh
+# test: per-start-method
 # make SIGKILLed while another process still holds the write end of the
 # pipe its pool reads (as a child make forked, and not yet exec'd, would):
 # no EOF comes, so only the parent-death signal can end the pool process

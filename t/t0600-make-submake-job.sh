@@ -1,4 +1,5 @@
 #!/bin/sh
+# test: per-start-method
 # A build step is run in place of a recipe line, so it gets what make
 # gives a recipe line: MAKEFLAGS (command-line variables included),
 # MFLAGS and MAKELEVEL one up; a sub-make run as a build step joins the

@@ -1,4 +1,5 @@
 #!/bin/sh
+# test: per-start-method
 # launcher: [sccache] across many build steps.  sccache starts a server on
 # first use, in a session of its own; the server must outlive the step
 # that started it (daemons: keep, the default) so the next steps use it,

@@ -1,4 +1,5 @@
 #!/bin/sh
+# test: per-start-method
 # A build step's stdout and stderr reach make's in the order the step
 # wrote them, stderr text still on stderr.  The step waits after each
 # write until the worker has read it (its pipe is empty: FIONREAD), so
