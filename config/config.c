@@ -57,7 +57,7 @@ void config_defaults(struct config *c)
 	c->cache_content = 0;
 	c->cache_dir = cfg_strdup("");
 	c->source = cfg_strdup("built-in defaults");
-	memset(c->line, 0, sizeof c->line);
+	memset(c->key_line, 0, sizeof c->key_line);
 }
 
 void config_release(struct config *c)
@@ -202,7 +202,7 @@ static int cfg_apply(struct cfg_ctx *x, yaml_node_t *root, struct config *c)
 					"duplicate key '%s' (first at line %zu)", k->name,
 					seen[i]->line + 1);
 		seen[i] = &key->start_mark;
-		c->line[i] = (uint32_t)key->start_mark.line + 1;
+		c->key_line[i] = (uint32_t)key->start_mark.line + 1;
 		if (cfg_is_null(val))
 			return cfg_fail(x, &key->start_mark, "%s: missing value%s",
 					k->name, k->if_null);

@@ -46,12 +46,11 @@
 
 #include "lib/buf.h"
 
+#define CONFIG_MAX_KEYS 32
+
 enum start_method { START_SUBPROCESS, START_SPAWN, START_FORK };
 enum tristate { TRI_AUTO, TRI_TRUE, TRI_FALSE };
 enum progress_mode { PROGRESS_AUTO, PROGRESS_ALWAYS, PROGRESS_NEVER };
-
-/* At most this many keys (the table's size is checked against it). */
-#define CONFIG_MAX_KEYS 32
 
 struct config {
 	int workers;              /* 0 = auto (resolve with config_workers()) */
@@ -73,8 +72,8 @@ struct config {
 	int cache_content;        /* identify programs by content, not mtime+size */
 	char *cache_dir;          /* malloc'd; "" = the per-user default */
 	char *source;             /* malloc'd: file it came from, or "built-in defaults" */
-	/* the line of `source` that set each key (table order), 0: its default */
-	uint32_t line[CONFIG_MAX_KEYS];
+	/* the line of `source` that set each key (keys in config_dump()'s order), 0: default */
+	uint32_t key_line[CONFIG_MAX_KEYS];
 };
 
 /* Fill *c with the built-in defaults (allocates; release with config_release). */
@@ -108,8 +107,8 @@ int config_workers_max(const struct config *c);
 void config_dump(const struct config *c, struct buf *out);
 /*
  * The same, each key's first line ending in a comment that says where its
- * value came from, "# FILE:LINE" or "# default" (`asynccompile -p`); it
- * still loads back to the same values.
+ * value came from: "  # FILE:LINE" for a key the file set, "  # default"
+ * otherwise.  Loads back as config_dump()'s output does.
  */
 void config_dump_origins(const struct config *c, struct buf *out);
 const char *config_start_method_name(enum start_method m);

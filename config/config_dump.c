@@ -136,18 +136,12 @@ static const char *dump_progress(enum progress_mode p)
 	return p == PROGRESS_ALWAYS ? "always" : p == PROGRESS_NEVER ? "never" : "auto";
 }
 
-/* The one-line form of a source name, as the "# from:" line shows it. */
-static void dump_source(struct buf *out, const char *src)
-{
-	for (const char *p = src ? src : ""; *p; p++)
-		buf_addch(out, (unsigned char)*p < 0x20 || *p == 0x7f ? '?' : *p);
-}
-
 void config_dump(const struct config *c, struct buf *out)
 {
 	buf_addstr(out, "# from: ");
 	/* A comment ends at a line break, so the source must stay on one line. */
-	dump_source(out, c->source);
+	for (const char *p = c->source ? c->source : ""; *p; p++)
+		buf_addch(out, (unsigned char)*p < 0x20 || *p == 0x7f ? '?' : *p);
 	buf_addch(out, '\n');
 
 	if (c->workers > 0)
@@ -202,34 +196,36 @@ void config_dump(const struct config *c, struct buf *out)
 
 void config_dump_origins(const struct config *c, struct buf *out)
 {
-	struct buf dump = BUF_INIT;
+	struct buf plain = BUF_INIT;
 	const char *p, *end;
 
-	config_dump(c, &dump);
-	p = (const char *)dump.data;
-	end = p + dump.len;
+	config_dump(c, &plain);
+	p = (const char *)plain.data;
+	end = p + plain.len;
 	while (p < end) {
 		const char *nl = memchr(p, '\n', (size_t)(end - p));
 		size_t len = nl ? (size_t)(nl - p) : (size_t)(end - p);
-		size_t name = strcspn(p, ":\n");
+		size_t key = strcspn(p, ":\n");
+		size_t i = keys_count;
 
 		buf_add(out, p, len);
-		/* a key's own line: it starts in column 0 (env's entries are indented) */
-		for (size_t i = 0; p[0] != '#' && p[0] != ' ' && i < keys_count; i++) {
-			if (strlen(keys_table[i].name) != name ||
-			    memcmp(p, keys_table[i].name, name))
-				continue;
-			if (c->line[i]) {
-				buf_addstr(out, "  # ");
-				dump_source(out, c->source);
-				buf_addf(out, ":%u", (unsigned)c->line[i]);
-			} else {
-				buf_addstr(out, "  # default");
-			}
-			break;
+		/* a key's first line: the others are indented or comments */
+		if (p[0] != ' ' && p[0] != '#')
+			for (i = 0; i < keys_count; i++)
+				if (strlen(keys_table[i].name) == key &&
+				    !memcmp(keys_table[i].name, p, key))
+					break;
+		if (i < keys_count && c->key_line[i]) {
+			buf_addstr(out, "  # ");
+			/* on one line, as the header's source */
+			for (const char *s = c->source ? c->source : ""; *s; s++)
+				buf_addch(out, (unsigned char)*s < 0x20 || *s == 0x7f ? '?' : *s);
+			buf_addf(out, ":%u", (unsigned)c->key_line[i]);
+		} else if (i < keys_count) {
+			buf_addstr(out, "  # default");
 		}
 		buf_addch(out, '\n');
 		p += len + 1;
 	}
-	buf_release(&dump);
+	buf_release(&plain);
 }
