@@ -62,6 +62,7 @@ static int tools_store(const char *file, int create, char **path, struct buf *er
 {
 	struct config c;
 	struct buf why = BUF_INIT;
+	struct stat st;
 	int store;
 
 	*path = NULL;
@@ -70,10 +71,9 @@ static int tools_store(const char *file, int create, char **path, struct buf *er
 		return -1;
 	}
 	*path = store_path(c.cache_dir, err);
-	store = *path ? store_open(c.cache_dir, create, &why) : -1;
-	if (store < 0 && *path && !create && errno == ENOENT)
-		store = -2;
-	else if (store < 0 && *path)
+	if (*path && !create && lstat(*path, &st) < 0 && errno == ENOENT)
+		store = -2; /* nothing kept yet; anything else there is checked */
+	else if ((store = *path ? store_open(c.cache_dir, create, &why) : -1) < 0 && *path)
 		err_fail(err, "%s", (char *)why.data);
 	config_release(&c);
 	buf_release(&why);

@@ -186,6 +186,16 @@ cli -s
 ok "a stats file others may write: refused, zeros" sh -c 'grep -q "refused" cli.err && grep -q "^misses  *0$" cli.out'
 chmod 600 "$store/stats"
 
+# ---- a store others may write: refused, not taken for "none yet" ----
+chmod 777 "$store"
+cli -s
+ok "a store others may write: -s exits 1, saying it is refused" \
+	sh -c '[ "$0" -eq 1 ] && grep -q "refused: group or others may write" cli.err' "$cli_status"
+cli -C
+ok "... and -C exits 1, removing nothing" \
+	sh -c '[ "$0" -eq 1 ] && ls "$1"/cache | grep -q "^c-"' "$cli_status" "$store"
+chmod 700 "$store"
+
 # ---- -p ----
 printf 'workers: 3\n# a comment\ncache: true\n' >asynccompile.yaml
 (unset ASYNC_COMPILE_CONFIG; cli -p; echo "$cli_status" >cli.status)
