@@ -5,8 +5,11 @@
 PREFIX = /usr/local
 BINDIR = $(PREFIX)/bin
 LIBDIR = $(PREFIX)/lib
+# where asynccompile.so goes: a distribution puts it in a directory of its
+# own (debian/rules: $(LIBDIR)/asynccompile), as a library directory's
+# shared objects are libraries with a SONAME
+PLUGINDIR = $(LIBDIR)
 LIBEXECDIR = $(PREFIX)/libexec
-INCLUDEDIR = $(PREFIX)/include
 DATADIR = $(PREFIX)/share
 MANDIR = $(DATADIR)/man
 PKGCONFIGDIR = $(LIBDIR)/pkgconfig
@@ -21,11 +24,17 @@ WERROR ?=
 PKG_CONFIG = pkg-config
 YAML_CFLAGS := $(shell $(PKG_CONFIG) --cflags yaml-0.1 2>/dev/null)
 YAML_LIBS := $(shell $(PKG_CONFIG) --libs yaml-0.1 2>/dev/null || echo -lyaml)
-# The plugin links libyaml's archive when there is one: make then maps one
-# shared object less at every load (about 0.1 ms of the 0.5 ms a load may
-# cost, bench workload 7), and its symbols stay hidden.
+# The plugin links libyaml's archive when there is one (YAML_STATIC=auto):
+# make then maps one shared object less at every load (about 0.1 ms of
+# the 0.5 ms a load may cost, bench workload 7), and its symbols stay
+# hidden.  YAML_STATIC=no links libyaml.so, as distributions want
+# (debian/rules sets it).
+YAML_STATIC = auto
+ifeq ($(filter auto no,$(YAML_STATIC)),)
+$(error YAML_STATIC=$(YAML_STATIC): say auto (libyaml.a when there is one) or no (libyaml.so))
+endif
 comma := ,
-YAML_ARCHIVE := $(shell $(CC) -print-file-name=libyaml.a 2>/dev/null)
+YAML_ARCHIVE := $(if $(filter auto,$(YAML_STATIC)),$(shell $(CC) -print-file-name=libyaml.a 2>/dev/null))
 PLUGIN_YAML_LIBS = $(if $(filter /%,$(YAML_ARCHIVE)),$(YAML_ARCHIVE) -Wl$(comma)--exclude-libs$(comma)libyaml.a,$(YAML_LIBS))
 
 ALL_CFLAGS = $(WARN) $(WERROR) -D_GNU_SOURCE -fPIC -fvisibility=hidden -pthread -I. \
@@ -203,20 +212,38 @@ build-fuzz:
 		$(MAKE) -f $(CURDIR)/build.mk VARIANT=fuzz SRCDIR=$(CURDIR) CC=clang fuzzers; \
 	else echo "build-fuzz: skipped: clang not installed"; fi
 
+# The directories install puts files in.  Those it had to create (parents
+# included) are written to INSTALL_RECORD, paths without DESTDIR, so that
+# uninstall removes them again when they are empty, and no directory that
+# was there before (/usr/local/lib on a fresh system, say).  Empty
+# INSTALL_RECORD keeps no record (debian/rules: dpkg owns directories).
+INSTALL_DIRS = $(BINDIR) $(PLUGINDIR) $(PKGCONFIGDIR) $(LIBEXECDIR)/asynccompile $(DATADIR)/asynccompile \
+	$(MANDIR)/man1 $(MANDIR)/man5 $(MANDIR)/man7
+INSTALL_RECORD = $(DATADIR)/asynccompile/installed-dirs
+
 install: all
-	$(INSTALL) -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(LIBDIR) $(DESTDIR)$(LIBEXECDIR)/asynccompile \
-		$(DESTDIR)$(INCLUDEDIR) $(DESTDIR)$(PKGCONFIGDIR) $(DESTDIR)$(DATADIR)/asynccompile \
-		$(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(MANDIR)/man5 $(DESTDIR)$(MANDIR)/man7
-	$(INSTALL) -m 755 $(PLUGIN) $(DESTDIR)$(LIBDIR)/$(PLUGIN)
+	@set -e; new=; for d in $(INSTALL_DIRS); do \
+		while case $$d in /?*) [ ! -d "$(DESTDIR)$$d" ];; *) false;; esac; do \
+			new="$$new $$d"; d=$${d%/*}; done; \
+	done; \
+	echo "$(INSTALL) -d $(addprefix $(DESTDIR),$(INSTALL_DIRS))"; \
+	$(INSTALL) -d $(addprefix $(DESTDIR),$(INSTALL_DIRS)); \
+	if [ -n "$(INSTALL_RECORD)" ]; then \
+		rec="$(DESTDIR)$(INSTALL_RECORD)"; \
+		{ [ ! -f "$$rec" ] || cat "$$rec"; printf '%s\n' $$new; } | sed '/^$$/d' | LC_ALL=C sort -u >"$$rec.tmp"; \
+		chmod 644 "$$rec.tmp"; mv "$$rec.tmp" "$$rec"; \
+		echo "# directories made by install, for uninstall: $$rec"; \
+	fi
+	$(INSTALL) -m 755 $(PLUGIN) $(DESTDIR)$(PLUGINDIR)/$(PLUGIN)
 	$(INSTALL) -m 755 $(WORKER) $(DESTDIR)$(LIBEXECDIR)/asynccompile/asynccompile-worker
 	$(INSTALL) -m 755 $(CLI) $(DESTDIR)$(BINDIR)/asynccompile
 	$(INSTALL) -m 755 $(TRACER) $(DESTDIR)$(LIBEXECDIR)/asynccompile/asynccompile-trace.so
-	sed -e 's|@PREFIX@|$(PREFIX)|;s|@LIBDIR@|$(LIBDIR)|;s|@INCLUDEDIR@|$(INCLUDEDIR)|;s|@DATADIR@|$(DATADIR)|' \
+	sed -e 's|@PREFIX@|$(PREFIX)|;s|@LIBDIR@|$(LIBDIR)|;s|@PLUGINDIR@|$(PLUGINDIR)|;s|@DATADIR@|$(DATADIR)|' \
 		asynccompile.pc.in > $(DESTDIR)$(PKGCONFIGDIR)/asynccompile.pc
 	chmod 644 $(DESTDIR)$(PKGCONFIGDIR)/asynccompile.pc
-	$(INSTALL) -m 644 asynccompile.mk $(DESTDIR)$(INCLUDEDIR)/asynccompile.mk
+	$(INSTALL) -m 644 asynccompile.mk $(DESTDIR)$(DATADIR)/asynccompile/asynccompile.mk
 	# the installed fragment names the installed plugin (the source's looks next to itself)
-	sed -e 's|$$(dir $$(lastword $$(MAKEFILE_LIST)))asynccompile.so|$(LIBDIR)/$(PLUGIN)|g' \
+	sed -e 's|$$(dir $$(lastword $$(MAKEFILE_LIST)))asynccompile.so|$(PLUGINDIR)/$(PLUGIN)|g' \
 		asynccompile-kbuild.mk > $(DESTDIR)$(DATADIR)/asynccompile/asynccompile-kbuild.mk
 	chmod 644 $(DESTDIR)$(DATADIR)/asynccompile/asynccompile-kbuild.mk
 	$(INSTALL) -m 644 man/asynccompile.1 $(DESTDIR)$(MANDIR)/man1/asynccompile.1
@@ -224,19 +251,31 @@ install: all
 	$(INSTALL) -m 644 man/asynccompile.yaml.5 $(DESTDIR)$(MANDIR)/man5/asynccompile.yaml.5
 	$(INSTALL) -m 644 man/asynccompile.7 $(DESTDIR)$(MANDIR)/man7/asynccompile.7
 
+# The files (and asynccompile.mk where installs before 0.1's package put
+# it, $(PREFIX)/include), then the directories install made (deepest
+# first: a path sorts after its parent), each only if empty; the
+# asynccompile directories under LIBEXECDIR and DATADIR are ours with or
+# without a record.
 uninstall:
-	rm -f $(DESTDIR)$(LIBDIR)/$(PLUGIN) \
+	rm -f $(DESTDIR)$(PLUGINDIR)/$(PLUGIN) $(DESTDIR)$(PREFIX)/include/asynccompile.mk \
 		$(DESTDIR)$(LIBEXECDIR)/asynccompile/asynccompile-worker \
 		$(DESTDIR)$(LIBEXECDIR)/asynccompile/asynccompile-trace.so \
 		$(DESTDIR)$(BINDIR)/asynccompile \
 		$(DESTDIR)$(PKGCONFIGDIR)/asynccompile.pc \
-		$(DESTDIR)$(INCLUDEDIR)/asynccompile.mk \
+		$(DESTDIR)$(DATADIR)/asynccompile/asynccompile.mk \
 		$(DESTDIR)$(DATADIR)/asynccompile/asynccompile-kbuild.mk \
 		$(DESTDIR)$(MANDIR)/man1/asynccompile.1 \
 		$(DESTDIR)$(MANDIR)/man1/asynccompile-worker.1 \
 		$(DESTDIR)$(MANDIR)/man5/asynccompile.yaml.5 \
 		$(DESTDIR)$(MANDIR)/man7/asynccompile.7
-	-rmdir $(DESTDIR)$(LIBEXECDIR)/asynccompile $(DESTDIR)$(DATADIR)/asynccompile
+	@set -e; dirs="$(LIBEXECDIR)/asynccompile $(DATADIR)/asynccompile"; \
+	rec="$(DESTDIR)$(INSTALL_RECORD)"; \
+	if [ -n "$(INSTALL_RECORD)" ] && [ -f "$$rec" ]; then \
+		dirs="$$dirs $$(cat "$$rec")"; rm -f "$$rec"; fi; \
+	for d in $$(printf '%s\n' $$dirs | LC_ALL=C sort -ru); do \
+		if [ -d "$(DESTDIR)$$d" ] && rmdir "$(DESTDIR)$$d" 2>/dev/null; then \
+			echo "rmdir $(DESTDIR)$$d"; fi; \
+	done
 
 demo: all
 	$(MAKE) --no-print-directory -C examples/demo ASYNC_PLUGIN=$(CURDIR)/$(PLUGIN)
@@ -244,14 +283,16 @@ demo: all
 bench: all
 	sh bench/run.sh
 
-# Everything the build, the suite and `make demo` make; build/make-4.4.1
-# is the CI script's, not the build's.  The demo's files are removed here,
+# Everything the build, the suite, `make demo` and .ci/deb-build.sh (the
+# package, in build/deb) make; build/make-4.4.1 is the CI script's, not
+# the build's.  The demo's files are removed here,
 # not by its own clean, which needs the plugin loaded.
 clean:
 	rm -f $(PLUGIN) $(WORKER) $(CLI) $(TRACER) $(CORE_DIRS:=/*.o) plugin/*.o \
 		t/unit/*.t $(TEST_HELPERS) $(CORE_LIB) $(FLAGS_STAMP) \
 		examples/demo/*.o examples/demo/wordstat
-	rm -rf build/asan build/fuzz build/faults build/valgrind build/stress build/gocache build/gopath
+	rm -rf build/asan build/fuzz build/faults build/valgrind build/stress build/gocache build/gopath \
+		build/deb
 
 .PHONY: all $(SUITE_GOALS) check-man build-asan build-fuzz \
 	test-build install uninstall demo bench clean

@@ -10,8 +10,8 @@
 # (so `make` with no -j still runs them one at a time, only without
 # blocking make in between; `make -j8` runs eight at once).
 #
-#     load /usr/local/lib/asynccompile.so
-#     include /usr/local/include/asynccompile.mk
+#     load $(shell pkg-config --variable=plugin asynccompile)
+#     include $(shell pkg-config --variable=helpers asynccompile)
 #
 #     $(call async-cc-option,-fstack-protector-strong)
 #     $(call async-cc-disable-warning,unused-parameter)
@@ -179,13 +179,16 @@ acp-squote = $(subst $(acp-quote),$(acp-quote)\$(acp-quote)$(acp-quote),$1)
 
 # Collect the pending probes that nobody collected yet (a plain
 # $(async-wait) may have); an empty name list would wait for every job.
+# A wait gives NAME.status a simple value; until then the plugin's
+# stands-in is recursive (and reading it is an error).
 async-probes-wait = $(call acp-wait-names,$(strip $(foreach acp_n,$(acp-pending),$(if \
-	$(filter undefined,$(origin $(acp_n).status)),$(acp_n)))))$(eval acp-pending :=)
+	$(call acp-waited,$(acp_n)),,$(acp_n)))))$(eval acp-pending :=)
+acp-waited = $(filter simple,$(flavor $1.status))
 acp-wait-names = $(if $1,$(async-wait $1))
 
 # $(call acp-passed,KIND,KEY): non-empty when the probe exited 0.
 acp-passed = $(call acp-queue,$1,$2)$(call acp-status-ok,$(call acp-name,$1,$2))
-acp-status-ok = $(if $(filter undefined,$(origin $1.status)),$(async-probes-wait))$(filter 0,$($1.status))
+acp-status-ok = $(if $(call acp-waited,$1),,$(async-probes-wait))$(filter 0,$($1.status))
 
 async-cc-option = $(call acp-queue,cc,$1)
 async-cc-options = $(foreach acp_f,$1,$(call acp-queue,cc,$(acp_f)))

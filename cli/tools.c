@@ -14,43 +14,57 @@
 #include "cli/tools.h"
 #include "lib/cache.h"
 #include "lib/err.h"
-#include "lib/record.h"
+#include "lib/startdir.h"
 #include "lib/stats.h"
 #include "lib/store.h"
 
+/* Where make would start, seen from here: a recipe's make, or this directory. */
+static const char *tools_start_dir(void)
+{
+	static char *dir;
+
+	if (!dir)
+		dir = startdir_find(NULL);
+	return dir;
+}
+
+/* tools_config(), and which step of the search found the file (*o). */
+static int tools_find(const char *file, struct config *c, struct config_origin *o,
+		      struct buf *err)
+{
+	struct config_search s = { file, CONFIG_NAMED, tools_start_dir };
+
+	return config_find_load(&s, c, o, err);
+}
+
 int tools_config(const char *file, struct config *c, struct buf *err)
 {
-	const char *env = getenv("ASYNC_COMPILE_CONFIG");
-	struct stat st;
+	struct config_origin o;
+	int r = tools_find(file, c, &o, err);
 
-	if (!file && env && *env)
-		file = env;
-	/* lstat as the plugin does: a dangling link or a loop is an error */
-	if (!file && (lstat("asynccompile.yaml", &st) == 0 || errno != ENOENT))
-		file = "asynccompile.yaml";
-	if (file)
-		return config_load_file(file, c, err);
-	config_defaults(c);
-	return 0;
+	config_origin_release(&o);
+	return r;
 }
 
 int tools_print_config(const char *file, int origins, struct buf *err)
 {
 	struct config c;
+	struct config_origin o;
 	struct buf out = BUF_INIT;
+	int r = tools_find(file, &c, &o, err);
 
-	if (tools_config(file, &c, err) < 0) {
-		config_release(&c);
-		return -1;
-	}
-	if (origins)
+	if (r == 0 && origins) {
 		config_dump_origins(&c, &out);
-	else
+		/* after the "# from:" line: which step of the search found it */
+		buf_addf(&out, "# found by the search: %s\n", config_step_name(o.step));
+	} else if (r == 0) {
 		config_dump(&c, &out);
+	}
 	fwrite(out.data, 1, out.len, stdout);
+	config_origin_release(&o);
 	config_release(&c);
 	buf_release(&out);
-	return 0;
+	return r;
 }
 
 /*
@@ -102,9 +116,8 @@ int tools_show_stats(const char *file, struct buf *warn, struct buf *err)
 	struct stats st;
 	char *path;
 	int store = tools_store(file, 0, &path, err), cache = -1;
-	uint64_t hits, rec_bytes = 0;
-	long records = 0;
-	struct buf size = BUF_INIT;
+	uint64_t hits;
+	struct buf size = BUF_INIT, records = BUF_INIT;
 
 	if (store == -1) {
 		free(path);
@@ -115,7 +128,7 @@ int tools_show_stats(const char *file, struct buf *warn, struct buf *err)
 		struct stat cst;
 
 		stats_load(store, &st, warn);
-		records = record_count(store, &rec_bytes);
+		cache_records_stats(store, &records);
 		/* looking creates nothing */
 		if (fstatat(store, "cache", &cst, AT_SYMLINK_NOFOLLOW) == 0)
 			cache = store_subdir(store, "cache", warn);
@@ -140,14 +153,15 @@ int tools_show_stats(const char *file, struct buf *warn, struct buf *err)
 	       (unsigned long long)(st.v[STATS_SAVED_MS] / 1000),
 	       (unsigned long long)(st.v[STATS_SAVED_MS] % 1000));
 	printf("%-22s%s\n", "cache", size.len ? (char *)size.data : "entries=0 bytes=0");
-	printf("%-22sentries=%ld bytes=%llu\n", "speculation records", records,
-	       (unsigned long long)rec_bytes);
+	printf("%-22s%s\n", "speculation records",
+	       records.len ? (char *)records.data : "entries=0 bytes=0");
 	if (cache >= 0)
 		close(cache);
 	if (store >= 0)
 		close(store);
 	free(path);
 	buf_release(&size);
+	buf_release(&records);
 	return 0;
 }
 
@@ -186,7 +200,7 @@ int tools_clear(const char *file, struct buf *err)
 		return -1;
 	}
 	entries = cache_clear(cache);
-	records = record_clear(store);
+	records = cache_clear_records(store);
 	printf("removed %ld cache entries and %ld speculation records from %s\n", entries,
 	       records, path);
 	close(cache);

@@ -20,13 +20,17 @@
 #define ASYNC_VERSION "0.1"
 
 /*
- * The configuration the plugin would use, found the same way minus the
- * make-only steps ($(async-config), the make variable): `file`, the
- * environment variable ASYNC_COMPILE_CONFIG, ./asynccompile.yaml, the
- * built-in defaults.  0 (release *c), or -1 with err.
+ * The configuration the plugin would use, found by the plugin's own
+ * search (config.h, "Finding the file"), `file` standing for its
+ * make-only step ($(async-config), the make variable); the directory
+ * make was started from is this one, or a recipe's top-level make's
+ * (lib/startdir.h).  0 (release *c), or -1 with err.
  */
 int tools_config(const char *file, struct config *c, struct buf *err);
-/* The configuration as YAML; with `origins`, where each value came from. */
+/*
+ * The configuration as YAML; with `origins`, where each value came from
+ * and, last, a comment naming the step of the search that found the file.
+ */
 int tools_print_config(const char *file, int origins, struct buf *err);
 /*
  * The store's counts (lib/stats.h), with the size of the cache and of

@@ -54,6 +54,7 @@ void config_defaults(struct config *c)
 	c->speculate = 1;
 	c->cache = cfg_cache_default;
 	c->cache_max_age_ms = (int64_t)7 * 86400000;
+	c->cache_max_size = (int64_t)256 << 20;
 	c->cache_content = 0;
 	c->cache_dir = cfg_strdup("");
 	c->source = cfg_strdup("built-in defaults");
@@ -335,6 +336,8 @@ int config_load_file(const char *path, struct config *c, struct buf *err)
 		rc = err_fail(err, "%s: cannot read:", path);
 	else if (!S_ISREG(st.st_mode))
 		rc = err_fail(err, "%s: cannot read: %s", path, cfg_file_kind(st.st_mode));
+	else
+		rc = config_trusted(path, &st, err);
 	if (rc < 0) {
 		close(fd);
 		config_defaults(c);

@@ -29,9 +29,14 @@
  *   speculate: true | false
  *   cache: true | false
  *   cache_max_age: age                     (a duration that may use d; 1s .. 3650d)
+ *   cache_max_size: size                   (1MiB .. 1024GiB: cache entries and
+ *                                           speculation records together)
  *   cache_check: mtime | content
  *   cache_dir: absolute path               ("" = $XDG_CACHE_HOME/asynccompile
  *                                           or ~/.cache/asynccompile)
+ *
+ * trace: a relative path is relative to the build's starting directory
+ * (lib/startdir.h); the plugin resolves it, this module keeps the text.
  *
  * A duration is a non-negative integer with an optional unit: ms, s, m, h
  * (no unit = seconds), e.g. 90s, 5m, 1500ms; at most 24h.
@@ -43,10 +48,13 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/stat.h>
 
 #include "lib/buf.h"
 
 #define CONFIG_MAX_KEYS 32
+#define CONFIG_FILE_NAME "asynccompile.yaml"
+#define CONFIG_SYSTEM_FILE "/etc/asynccompile.yaml"
 
 enum start_method { START_SUBPROCESS, START_SPAWN, START_FORK };
 enum tristate { TRI_AUTO, TRI_TRUE, TRI_FALSE };
@@ -69,6 +77,7 @@ struct config {
 	int speculate;            /* async-shell runs last run's commands ahead */
 	int cache;                /* keep async-shell/async-try answers between runs */
 	int64_t cache_max_age_ms; /* entries older than this are misses */
+	int64_t cache_max_size;   /* bytes the store's entries and records may take */
 	int cache_content;        /* identify programs by content, not mtime+size */
 	char *cache_dir;          /* malloc'd; "" = the per-user default */
 	char *source;             /* malloc'd: file it came from, or "built-in defaults" */
@@ -89,7 +98,7 @@ void config_release(struct config *c);
  * Parse `path` into *c (which receives defaults for keys the file omits).
  * Returns 0, or -1 with one line in *err and *c left as config_defaults().
  * Anything but a regular file (a FIFO, a directory, a device) is refused
- * without blocking.
+ * without blocking, and so is a file config_trusted() refuses.
  */
 int config_load_file(const char *path, struct config *c, struct buf *err);
 /* Same, from memory; `name` is used in messages (the fuzz target uses this). */
@@ -111,6 +120,66 @@ void config_dump(const struct config *c, struct buf *out);
  * otherwise.  Loads back as config_dump()'s output does.
  */
 void config_dump_origins(const struct config *c, struct buf *out);
+
+/* ---- Finding the file ----
+ *
+ * The order (the first file found wins, whole: keys are never merged
+ * from two files; a key a file leaves out has its built-in default):
+ *   1. a file the caller names: $(async-config FILE), the make variable
+ *      ASYNC_COMPILE_CONFIG, the FILE argument of a user's tool;
+ *   2. the environment variable ASYNC_COMPILE_CONFIG;
+ *   3. asynccompile.yaml in the directory make was started from
+ *      (start_dir(): lib/startdir.h; under `make -C DIR` the directory
+ *      before the -C), named relative to the current directory when it
+ *      is that directory;
+ *   4. $XDG_CONFIG_HOME/asynccompile/asynccompile.yaml, else
+ *      ~/.config/asynccompile/asynccompile.yaml (store_user_path());
+ *   5. /etc/asynccompile.yaml;
+ *   6. the built-in defaults.
+ * A step finds a file when something is at its path (lstat), even a
+ * dangling link or a loop: loading it then reports what is wrong instead
+ * of falling back in silence.  In step 3 a path this user may not search
+ * counts too; in steps 4 and 5 it does not (a HOME kept by sudo).  Every file is a security boundary, as the
+ * store is (config_trusted()).
+ */
+enum config_step {
+	CONFIG_NAMED,           /* $(async-config FILE) or a tool's FILE */
+	CONFIG_MAKE_VAR,        /* the make variable ASYNC_COMPILE_CONFIG */
+	CONFIG_ENV,             /* the environment variable */
+	CONFIG_START_DIR,       /* ./asynccompile.yaml where make started */
+	CONFIG_USER,            /* $XDG_CONFIG_HOME/asynccompile/asynccompile.yaml */
+	CONFIG_SYSTEM,          /* /etc/asynccompile.yaml */
+	CONFIG_DEFAULTS,        /* no file */
+};
+struct config_search {
+	const char *named;                /* step 1 (NULL or "": none) ... */
+	enum config_step named_step;      /* ... and which (NAMED or MAKE_VAR) */
+	const char *(*start_dir)(void);   /* step 3's directory; NULL: "." */
+};
+struct config_origin {
+	enum config_step step;
+	char *path;                       /* malloc'd; NULL with CONFIG_DEFAULTS */
+};
+/* Which file the search finds (nothing is read but names and lstat). */
+void config_find(const struct config_search *s, struct config_origin *o);
+/*
+ * config_find(), then config_load_file() the file found (defaults when
+ * none is).  0, or -1 with *err and *c as config_load_file() leaves them;
+ * *o is filled either way (config_origin_release it).
+ */
+int config_find_load(const struct config_search *s, struct config *c,
+		     struct config_origin *o, struct buf *err);
+void config_origin_release(struct config_origin *o);
+/* What a step is, for a reader: "the environment variable ASYNC_COMPILE_CONFIG". */
+const char *config_step_name(enum config_step s);
+/*
+ * May the file at `path`, whose fstat is *st, configure this process?
+ * Its owner must be the effective user (or root, for /etc/asynccompile.yaml
+ * alone), and neither group nor others may write to it: a file someone
+ * else can change would choose the commands make runs (launcher, env).
+ * 0, or -1 with "PATH: refused: why" in err.
+ */
+int config_trusted(const char *path, const struct stat *st, struct buf *err);
 const char *config_start_method_name(enum start_method m);
 
 #endif

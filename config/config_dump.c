@@ -191,6 +191,7 @@ void config_dump(const struct config *c, struct buf *out)
 	buf_addch(out, '\n');
 	buf_addf(out, "cache: %s\n", c->cache ? "true" : "false");
 	dump_duration(out, "cache_max_age", c->cache_max_age_ms, 1);
+	dump_size(out, "cache_max_size", c->cache_max_size);
 	buf_addf(out, "cache_check: %s\n", c->cache_content ? "content" : "mtime");
 }
 

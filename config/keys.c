@@ -300,6 +300,19 @@ static int cfg_cache_max_age(struct cfg_ctx *x, const struct cfg_key *k,
 	return 0;
 }
 
+static int cfg_cache_max_size(struct cfg_ctx *x, const struct cfg_key *k,
+			      yaml_node_t *val, struct config *c)
+{
+	uint64_t v;
+
+	if (val->type != YAML_SCALAR_NODE || cfg_number(val, cfg_size_units, &v))
+		return cfg_bad(x, k, val);
+	if (v < CONFIG_MIN_STORE || v > CONFIG_MAX_STORE)
+		return cfg_range(x, k, val, "1MiB..1024GiB");
+	c->cache_max_size = (int64_t)v;
+	return 0;
+}
+
 static int cfg_timeout(struct cfg_ctx *x, const struct cfg_key *k,
 		       yaml_node_t *val, struct config *c)
 {
@@ -524,6 +537,7 @@ const struct cfg_key keys_table[] = {
 	{ "cache_dir", "a directory name", " (use \"\" for the default)", cfg_cache_dir },
 	{ "cache", "true or false", "", cfg_cache },
 	{ "cache_max_age", "an age such as 7d, 12h or 90m", "", cfg_cache_max_age },
+	{ "cache_max_size", "a size such as 256MiB or 2GiB", "", cfg_cache_max_size },
 	{ "cache_check", "mtime or content", "", cfg_cache_check },
 };
 const size_t keys_count = sizeof(keys_table) / sizeof(keys_table[0]);

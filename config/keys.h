@@ -18,6 +18,8 @@
 #define CONFIG_MAX_RETRIES 100
 #define CONFIG_MAX_DURATION_MS ((int64_t)24 * 3600 * 1000)
 #define CONFIG_MIN_OUTPUT ((int64_t)1 << 10)
+#define CONFIG_MIN_STORE ((uint64_t)1 << 20)
+#define CONFIG_MAX_STORE ((uint64_t)1 << 40)
 
 struct cfg_key {
 	const char *name;

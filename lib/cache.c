@@ -16,6 +16,7 @@
 #include "lib/cache.h"
 #include "lib/err.h"
 #include "lib/readset.h"
+#include "lib/record.h"
 #include "lib/proto.h"
 #include "lib/store.h"
 
@@ -333,6 +334,7 @@ int cache_put(int dir, const struct buf *key, int32_t status, int64_t run_ns,
 }
 
 struct entry {
+	int dir;                /* the directory it is in */
 	char name[24];
 	int64_t mtime;
 	uint64_t size;
@@ -345,82 +347,133 @@ static int cache_by_age(const void *a, const void *b)
 	return x->mtime < y->mtime ? -1 : x->mtime > y->mtime;
 }
 
-/* Every entry file in dir (malloc'd array). */
-static struct entry *cache_list(int dir, size_t *n)
+/* Add every file of dir named PREFIX... (shorter than 24) to *v. */
+static void cache_list_add(int dir, const char *prefix, struct entry **v, size_t *n,
+			   size_t *cap)
 {
-	int fd = dup(dir);
+	int fd = dir >= 0 ? dup(dir) : -1;
 	DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
 	struct dirent *de;
-	struct entry *v = NULL;
-	size_t cap = 0;
+	size_t plen = strlen(prefix);
 
-	*n = 0;
 	if (!d) {
 		if (fd >= 0)
 			close(fd);
-		return NULL;
+		return;
 	}
 	rewinddir(d);
 	while ((de = readdir(d))) {
 		struct stat st;
 
-		if (strncmp(de->d_name, "c-", 2) || strlen(de->d_name) >= 24 ||
-		    fstatat(dir, de->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0)
+		if (strncmp(de->d_name, prefix, plen) || strlen(de->d_name) >= 24 ||
+		    fstatat(dir, de->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0 || !S_ISREG(st.st_mode))
 			continue;
-		if (*n == cap) {
-			cap = cap ? 2 * cap : 256;
-			v = realloc(v, cap * sizeof *v);
-			if (!v)
+		if (*n == *cap) {
+			*cap = *cap ? 2 * *cap : 256;
+			*v = realloc(*v, *cap * sizeof **v);
+			if (!*v)
 				abort();
 		}
-		strcpy(v[*n].name, de->d_name);
-		v[*n].mtime = (int64_t)st.st_mtime;
-		v[(*n)++].size = (uint64_t)st.st_size;
+		(*v)[*n].dir = dir;
+		strcpy((*v)[*n].name, de->d_name);
+		(*v)[*n].mtime = (int64_t)st.st_mtime;
+		(*v)[(*n)++].size = (uint64_t)st.st_size;
 	}
 	closedir(d);
+}
+
+/* Every entry file in dir (malloc'd array, or NULL when there is none). */
+static struct entry *cache_list(int dir, size_t *n)
+{
+	struct entry *v = NULL;
+	size_t cap = 0;
+
+	*n = 0;
+	cache_list_add(dir, "c-", &v, n, &cap);
 	return v;
 }
 
-void cache_evict(int dir, int64_t max_age_ms, uint64_t max_bytes)
+void cache_evict(int store, int cache, int64_t max_age_ms, uint64_t max_bytes)
 {
 	struct stat st;
 	int64_t now = (int64_t)time(NULL);
-	size_t n;
-	struct entry *v;
+	size_t n = 0, cap = 0;
+	struct entry *v = NULL;
 	uint64_t total = 0;
 	int fd;
 
-	if (fstatat(dir, ".evicted", &st, AT_SYMLINK_NOFOLLOW) == 0 && now - st.st_mtime < 3600 &&
+	if (fstatat(store, ".evicted", &st, AT_SYMLINK_NOFOLLOW) == 0 && now - st.st_mtime < 3600 &&
 	    st.st_mtime <= now)
 		return;
-	fd = openat(dir, ".evicted", O_WRONLY | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
+	fd = openat(store, ".evicted", O_WRONLY | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
 	if (fd >= 0) {
 		futimens(fd, NULL);
 		close(fd);
 	}
-	v = cache_list(dir, &n);
-	qsort(v, n, sizeof *v, cache_by_age);
+	cache_list_add(cache, "c-", &v, &n, &cap);
+	cache_list_add(store, RECORD_PREFIX, &v, &n, &cap);
+	if (n)
+		qsort(v, n, sizeof *v, cache_by_age);
 	for (size_t i = 0; i < n; i++)
 		total += v[i].size;
 	for (size_t i = 0; i < n; i++) {
 		if ((now - v[i].mtime) * 1000 <= max_age_ms && total <= max_bytes)
 			break;
-		if (unlinkat(dir, v[i].name, 0) == 0)
+		if (unlinkat(v[i].dir, v[i].name, 0) == 0)
 			total -= v[i].size;
 	}
 	free(v);
 }
 
-void cache_stats(int dir, struct buf *out)
+int cache_expired(int dir, const char *name, int64_t max_age_ms)
 {
-	size_t n;
-	struct entry *v = cache_list(dir, &n);
+	struct stat st;
+	int64_t now = (int64_t)time(NULL);
+
+	if (fstatat(dir, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
+		return 1;
+	/* a clock set back must not make a file immortal */
+	if (st.st_mtime > now || (now - (int64_t)st.st_mtime) * 1000 > max_age_ms)
+		return 1;
+	utimensat(dir, name, NULL, AT_SYMLINK_NOFOLLOW); /* recently used */
+	return 0;
+}
+
+long cache_clear_records(int store)
+{
+	size_t n = 0, cap = 0;
+	struct entry *v = NULL;
+	long gone = 0;
+
+	cache_list_add(store, RECORD_PREFIX, &v, &n, &cap);
+	for (size_t i = 0; i < n; i++)
+		gone += unlinkat(store, v[i].name, 0) == 0;
+	free(v);
+	return gone;
+}
+
+/* "entries=N bytes=N" of the files of dir named PREFIX... */
+static void cache_count(int dir, const char *prefix, struct buf *out)
+{
+	size_t n = 0, cap = 0;
+	struct entry *v = NULL;
 	uint64_t total = 0;
 
+	cache_list_add(dir, prefix, &v, &n, &cap);
 	for (size_t i = 0; i < n; i++)
 		total += v[i].size;
 	buf_addf(out, "entries=%zu bytes=%llu", n, (unsigned long long)total);
 	free(v);
+}
+
+void cache_stats(int dir, struct buf *out)
+{
+	cache_count(dir, "c-", out);
+}
+
+void cache_records_stats(int store, struct buf *out)
+{
+	cache_count(store, RECORD_PREFIX, out);
 }
 
 long cache_clear(int dir)

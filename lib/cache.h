@@ -34,9 +34,11 @@
  * Only answers of jobs that ran to completion are kept (the caller's
  * cache_cacheable()).  Entries are written whole and renamed into place;
  * no lock is ever held, so two makes filling it at once lose at most one
- * of two identical answers.  Eviction: entries past cache_max_age and,
- * beyond CACHE_MAX_BYTES in all, the least recently used (a hit renews
- * the file's mtime), at most once per hour per store.
+ * of two identical answers.  Eviction (cache_evict()) covers the whole
+ * store, entries and async-shell's records (record.h) alike: files unused
+ * for longer than cache_max_age and, beyond cache_max_size in all, the
+ * least recently used (a hit, or a record read, renews the file's mtime),
+ * at most once per hour per store (the stamp .evicted in the store).
  * Make's thread only (and the worker's --cache-* commands).
  */
 #ifndef ASYNC_CACHE_H
@@ -48,7 +50,6 @@
 #include "lib/buf.h"
 
 #define CACHE_VERSION 3
-#define CACHE_MAX_BYTES ((uint64_t)256 << 20)
 
 struct cache_answer {
 	int32_t status;
@@ -83,10 +84,23 @@ int cache_get(int dir, const struct buf *key, int64_t max_age_ms, uint64_t env,
 int cache_put(int dir, const struct buf *key, int32_t status, int64_t run_ns,
 	      const struct buf *out, const struct buf *errout, const struct buf *rs,
 	      struct buf *err);
-/* Drop expired entries, then the oldest beyond max_bytes. */
-void cache_evict(int dir, int64_t max_age_ms, uint64_t max_bytes);
+/*
+ * Drop the entries of the cache directory `cache` (-1: none) and the
+ * records of the store `store` unused for longer than max_age_ms, then
+ * the least recently used beyond max_bytes in all; at most once an hour.
+ */
+void cache_evict(int store, int cache, int64_t max_age_ms, uint64_t max_bytes);
+/*
+ * Is the file `name` in dir missing or unused for longer than max_age_ms
+ * (by its mtime)?  1, or 0 after renewing its mtime: it is being used.
+ */
+int cache_expired(int dir, const char *name, int64_t max_age_ms);
+/* Remove every async-shell record of the store; the number removed. */
+long cache_clear_records(int store);
 /* Entries and bytes, as "entries=N bytes=N". */
 void cache_stats(int dir, struct buf *out);
+/* The same for the async-shell records of the store (`asynccompile -s`). */
+void cache_records_stats(int store, struct buf *out);
 /* Remove every entry; the number removed. */
 long cache_clear(int dir);
 void cache_answer_release(struct cache_answer *a);

@@ -1,10 +1,6 @@
 /* The async-shell record codec: record.h documents the format. */
-#include <dirent.h>
-#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 #include "lib/proto.h"
 #include "lib/readset.h"
@@ -33,7 +29,7 @@ char **record_env_get(const void *p, size_t n)
 	return v;
 }
 
-void record_encode(struct buf *out, const char *key, char *const *make_environ,
+void record_encode(struct buf *out, const char *key, char *const *environ,
 		   const struct record_entry *e, size_t count)
 {
 	static char *const none[] = { NULL };
@@ -44,7 +40,7 @@ void record_encode(struct buf *out, const char *key, char *const *make_environ,
 	buf_add(out, record_magic, sizeof record_magic);
 	wire_put_u32(out, RECORD_VERSION);
 	wire_put_str(out, key);
-	wire_put_strv(&env, make_environ ? make_environ : none);
+	wire_put_strv(&env, environ ? environ : none);
 	wire_put_bytes(out, env.data, env.len);
 	buf_release(&env);
 	wire_put_u32(out, (uint32_t)count);
@@ -67,7 +63,7 @@ void record_free(struct record_entry *e, size_t count)
 	free(e);
 }
 
-int record_decode(const void *p, size_t n, const char *key, char ***make_environ,
+int record_decode(const void *p, size_t n, const char *key, char ***environ,
 		  struct record_entry **ents, size_t *count, struct buf *err)
 {
 	struct wire_reader r;
@@ -78,8 +74,8 @@ int record_decode(const void *p, size_t n, const char *key, char ***make_environ
 	const void *envb;
 	size_t envlen;
 
-	if (make_environ)
-		*make_environ = NULL;
+	if (environ)
+		*environ = NULL;
 	*ents = NULL;
 	*count = 0;
 	if (n < sizeof record_magic + sizeof sum || memcmp(p, record_magic, sizeof record_magic)) {
@@ -141,62 +137,11 @@ int record_decode(const void *p, size_t n, const char *key, char ***make_environ
 		strv_free(inv);
 		return err_fail(err, "trailing bytes");
 	}
-	if (make_environ)
-		*make_environ = inv;
+	if (environ)
+		*environ = inv;
 	else
 		strv_free(inv);
 	*ents = v;
 	*count = cnt;
 	return 0;
-}
-
-/* rec- and 16 lower-case hex digits: spec.c's names (record.h) */
-static int record_file_name(const char *name)
-{
-	if (strncmp(name, "rec-", 4) || strlen(name) != 20)
-		return 0;
-	return strspn(name + 4, "0123456789abcdef") == 16;
-}
-
-/* Count (and with `remove`, unlink) the record files of the store. */
-static long record_walk(int store, int remove, uint64_t *bytes)
-{
-	int fd = dup(store);
-	DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
-	struct dirent *de;
-	long n = 0;
-
-	if (bytes)
-		*bytes = 0;
-	if (!d) {
-		if (fd >= 0)
-			close(fd);
-		return 0;
-	}
-	rewinddir(d);
-	while ((de = readdir(d))) {
-		struct stat st;
-
-		if (!record_file_name(de->d_name) ||
-		    fstatat(store, de->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0 ||
-		    !S_ISREG(st.st_mode))
-			continue;
-		if (remove && unlinkat(store, de->d_name, 0) < 0)
-			continue;
-		n++;
-		if (bytes)
-			*bytes += (uint64_t)st.st_size;
-	}
-	closedir(d);
-	return n;
-}
-
-long record_count(int store, uint64_t *bytes)
-{
-	return record_walk(store, 0, bytes);
-}
-
-long record_clear(int store)
-{
-	return record_walk(store, 1, NULL);
 }

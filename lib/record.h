@@ -5,8 +5,7 @@
  * (store.h) and is untrusted: record_decode() checks every byte, and is
  * fuzzed (fuzz/fuzz-record.c).
  *
- * An entry names its command by identity (cmdid.h).  A record's file in
- * the store is rec-HASH, HASH 16 hex digits of the run key's store_hash.
+ * An entry names its command by identity (cmdid.h).
  *
  * File layout (native byte order, like the protocol; a record written on
  * another machine is simply not recognised):
@@ -26,12 +25,13 @@
 #define ASYNC_RECORD_H
 
 #include <stddef.h>
-#include <stdint.h>
 
 #include "lib/buf.h"
 #include "lib/cmdid.h"
 
 #define RECORD_VERSION 3
+/* A record's file in the store: RECORD_PREFIX and 16 hex digits of the key's hash. */
+#define RECORD_PREFIX "rec-"
 #define RECORD_MAX_ENTRIES 65536
 
 /* One command a run asked for, and what its answer depended on. */
@@ -58,13 +58,5 @@ void record_encode(struct buf *out, const char *key, char *const *environ,
 int record_decode(const void *p, size_t n, const char *key, char ***environ,
 		  struct record_entry **ents, size_t *count, struct buf *err);
 void record_free(struct record_entry *ents, size_t count);
-
-/*
- * The record files in the store (store.h's directory descriptor): how
- * many, and their bytes in all (`asynccompile -s`).
- */
-long record_count(int store, uint64_t *bytes);
-/* Remove every record file of the store (`asynccompile -C`); how many. */
-long record_clear(int store);
 
 #endif

@@ -45,26 +45,39 @@ static int store_foreign(const char *path)
 	return stat(path, &st) == 0 && st.st_uid != geteuid();
 }
 
-char *store_path(const char *dir, struct buf *err)
+char *store_user_path(const char *xdg_var, const char *home_sub, const char *leaf,
+		      struct buf *err)
 {
-	const char *xdg = getenv("XDG_CACHE_HOME"), *home = getenv("HOME");
+	const char *xdg = getenv(xdg_var), *home = getenv("HOME");
 	struct buf p = BUF_INIT;
 
-	if (dir && *dir)
-		return strdup(dir);
 	if (xdg && xdg[0] == '/' && !store_foreign(xdg)) {
-		buf_addf(&p, "%s/asynccompile", xdg);
+		buf_addf(&p, "%s/%s", xdg, leaf);
 		return buf_detach(&p, NULL);
 	}
 	/* sudo may keep the invoking user's HOME: that tree is not ours */
 	if (!home || home[0] != '/' || store_foreign(home))
 		home = store_pw_home();
 	if (!home || store_foreign(home)) {
-		err_fail(err, "no home directory of this user to keep a cache in");
+		err_fail(err, "no home directory of this user");
 		return NULL;
 	}
-	buf_addf(&p, "%s/.cache/asynccompile", strcmp(home, "/") ? home : "");
+	buf_addf(&p, "%s/%s/%s", strcmp(home, "/") ? home : "", home_sub, leaf);
 	return buf_detach(&p, NULL);
+}
+
+char *store_path(const char *dir, struct buf *err)
+{
+	char *p;
+	struct buf why = BUF_INIT;
+
+	if (dir && *dir)
+		return strdup(dir);
+	p = store_user_path("XDG_CACHE_HOME", ".cache", "asynccompile", &why);
+	if (!p)
+		err_fail(err, "%s to keep a cache in", (char *)why.data);
+	buf_release(&why);
+	return p;
 }
 
 /* mkdir -p with 0700 for what is missing. */

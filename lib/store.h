@@ -46,6 +46,19 @@ int store_open(const char *dir, int create, struct buf *err);
  */
 char *store_path(const char *dir, struct buf *err);
 /*
+ * A per-user path that follows the XDG rules: "$XDG_VAR/leaf" when the
+ * environment variable xdg_var is an absolute path, else
+ * "$HOME/home_sub/leaf".  A directory another user owns is not this
+ * user's (sudo keeping the invoking user's HOME or XDG_*): then the
+ * passwd entry's home is used.  Malloc'd, or NULL with `err` when no home
+ * directory is known.  Nothing is created or checked.  store_path() is
+ * ("XDG_CACHE_HOME", ".cache", "asynccompile"); the configuration's user
+ * file (config/find.c) is ("XDG_CONFIG_HOME", ".config",
+ * "asynccompile/asynccompile.yaml").
+ */
+char *store_user_path(const char *xdg_var, const char *home_sub, const char *leaf,
+		      struct buf *err);
+/*
  * Read the regular file `name` in the store into `out` (appended).  0, or
  * -1 with `err`: missing, not a regular file, another owner, writable by
  * group or others, larger than STORE_MAX_FILE, or a read error.

@@ -20,7 +20,7 @@ static struct {
 	int store_tried;
 	int cache;              /* its cache/ directory, or -1 */
 	int cache_tried;
-	int cache_written;      /* this run added entries: evict at exit */
+	int written;            /* this run added entries or a record: evict at exit */
 	char *tracer;           /* the preload, or NULL: nothing is reused */
 	int tracer_tried;
 	unsigned long hits, misses;
@@ -177,13 +177,18 @@ void answer_keep(const struct job *j)
 		      &j->res.err, &j->res.readset, &why) < 0)
 		log_debug("cannot keep an answer", &why);
 	else
-		A.cache_written = 1;
+		A.written = 1;
 	buf_release(&why);
 }
 
 void answer_miss(void)
 {
 	A.misses++;
+}
+
+void answer_written(void)
+{
+	A.written = 1;
 }
 
 int64_t answer_run_ns(const struct job *j)
@@ -239,10 +244,12 @@ static void answer_stats_flush(void)
 
 void answer_exit(void)
 {
+	const struct config *c = request_config_at_load();
+
 	answer_stats_flush();
-	/* a cache was written: the configuration is known */
-	if (A.cache_written)
-		cache_evict(A.cache, request_config_at_load()->cache_max_age_ms, CACHE_MAX_BYTES);
+	/* the store was written: the configuration is known */
+	if (A.written && c && A.store >= 0)
+		cache_evict(A.store, A.cache, c->cache_max_age_ms, (uint64_t)c->cache_max_size);
 }
 
 void answer_stats(struct answer_stats *st)

@@ -52,9 +52,12 @@ void answer_lookup(const struct config *c, struct job *j, const char *shell, cha
 void answer_miss(void);
 /* Store a finished job's answer under its key if it ran to completion. */
 void answer_keep(const struct job *j);
+/* A record was written to the store (spec.c): answer_exit() evicts. */
+void answer_written(void);
 /*
- * atexit: add this make's counts to the store's stats file, and, if this
- * run wrote to the cache, keep it within its bounds.
+ * atexit: add this make's counts to the store's stats file; if this run
+ * wrote to the store (a cache entry, a record), keep it within
+ * cache_max_age and cache_max_size (cache_evict()).
  */
 void answer_exit(void);
 

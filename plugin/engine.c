@@ -442,22 +442,50 @@ void engine_get_stats(struct engine_stats *st)
 	pthread_mutex_unlock(&E.lock);
 }
 
+int engine_report_unwaited(void)
+{
+	struct buf line = BUF_INIT;
+	int errors = 0;
+
+	if (!E.started)
+		return 0;
+	pthread_mutex_lock(&E.lock);
+	for (struct job *j = E.tab.head; j; j = j->next_all) {
+		const char *what = j->kind == JOB_COMPILE ? "build step" : "probe";
+
+		if (job_internal(j))
+			continue;
+		buf_reset(&line);
+		if (!j->preview && (j->kind == JOB_COMPILE || j->in_recipe)) {
+			errors++;
+			buf_addf(&line, "%s%s*** asynccompile: %s '%s' was queued%s and never "
+				 "waited for: add $(async-wait %s), or $(async-drop %s) to let it go\n",
+				 j->where ? j->where : "", j->where ? ": " : "", what, j->name,
+				 j->where ? " here" : "", j->name, j->name);
+		} else if (j->kind == JOB_COMPILE || j->in_recipe) {
+			/* -n or -q: said, not counted */
+			buf_addf(&line, "%s%sasynccompile: warning: %s '%s' was queued%s and never "
+				 "waited for%s\n", j->where ? j->where : "", j->where ? ": " : "",
+				 what, j->name, j->where ? " here" : "",
+				 j->state != JOB_DONE ? "; killed" : "");
+		} else if (log_debugging()) {
+			buf_addf(&line, "asynccompile: probe '%s'%s%s was never waited for%s\n",
+				 j->name, j->where ? " queued at " : "", j->where ? j->where : "",
+				 j->state != JOB_DONE ? "; killed" : "");
+		}
+		if (line.len)
+			(void)!write(2, line.data, line.len);
+	}
+	pthread_mutex_unlock(&E.lock);
+	buf_release(&line);
+	return errors;
+}
+
 void engine_shutdown(void)
 {
-	struct job *j;
-
 	if (!E.started)
 		return;
 	pthread_mutex_lock(&E.lock);
-	for (j = E.tab.head; j; j = j->next_all) {
-		if (job_internal(j))
-			continue;
-		if (j->state != JOB_DONE)
-			log_msg("warning: job '%s' was never waited for; killed", j->name);
-		else if (j->kind == JOB_COMPILE && j->res.status)
-			log_msg("warning: build step '%s' failed (status %d) but was never waited for",
-				   j->name, j->res.status);
-	}
 	E.stopping = 1;
 	engine_wake();
 	pthread_mutex_unlock(&E.lock);

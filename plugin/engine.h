@@ -21,8 +21,8 @@
  *     they are done and owns them again; or engine_cancel() one nobody
  *     will wait for; or, inside a recipe, engine_collect() them for a
  *     collector line (collect.h), which leaves them the engine's;
- *  5. engine_shutdown() at exit: jobs never waited for are killed and
- *     every token goes back.
+ *  5. engine_report_unwaited() then engine_shutdown() at exit: jobs never
+ *     waited for are reported, killed, and every token goes back.
  * Errors: engine_start() and engine_set_slots() return -1 with a reason
  * in err; a job that cannot run is never lost: it ends DONE with status
  * STATUS_NOT_RUN (125) and a reason in res.err.
@@ -114,7 +114,19 @@ int engine_collect(struct job **jobs, size_t n, int64_t *id,
 void engine_get_stats(struct engine_stats *st);
 /* Write the trace file now (config `trace`); warns once on failure. */
 void engine_write_trace(void);
-/* Kill everything, give back tokens, stop the thread (atexit). */
+/*
+ * At exit, before engine_shutdown(): one line on stderr for each job
+ * (async-shell's excepted) that no wait took and no drop let go.  It is
+ * an error, "FILE:LINE: *** asynccompile: ... never waited for", when
+ * make did not run with -n or -q when it was queued and the job is a
+ * build step, or a probe queued inside a recipe; the count of those is
+ * returned (the caller makes make's status 2).  A probe queued while
+ * makefiles were read is not one: its wait may sit in the recipe of a
+ * target that was up to date (it is said only under ASYNC_COMPILE_DEBUG).
+ * Under -n or -q a build step gets a warning instead.
+ */
+int engine_report_unwaited(void);
+/* Kill everything, give back tokens, stop the thread (at exit). */
 void engine_shutdown(void);
 
 /* Called by collect.c, engine lock held: a job it sent is freed ... */

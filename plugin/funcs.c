@@ -43,6 +43,67 @@ static const char *funcs_bad_name(const char *name)
 	return NULL;
 }
 
+/*
+ * The job's payload for the pool; under ASYNC_COMPILE_DISABLE the run
+ * itself, now, in make's process (a job make echoes and does not run
+ * under -n stays unrun): it is done before it is queued.
+ */
+static void funcs_payload(struct job *j, const struct job_msg *m)
+{
+	if (!request_disabled()) {
+		msg_put_job(&j->payload, m);
+		return;
+	}
+	if (!j->dry)
+		shell_run_direct(m, &j->res);
+	j->cached = 1;
+}
+
+static const char *const funcs_suffixes[] = { ".status", ".out", ".err" };
+
+/*
+ * A job's variables until a wait gives them values: reading one is an
+ * error at that line (funcs_unwaited), so a wait that is missing or
+ * misspelled (`$(async-wiat)`, which make reads as an empty variable)
+ * never hands a makefile empty answers.  `set` 0: undefine them (the
+ * job is a recipe wait's collector's, or dropped).
+ */
+static void funcs_placeholders(const char *name, int set)
+{
+	struct buf line = BUF_INIT;
+
+	for (size_t i = 0; i < sizeof funcs_suffixes / sizeof *funcs_suffixes; i++) {
+		buf_reset(&line);
+		if (set)
+			buf_addf(&line, "%s%s = $(async-compile-internal-unwaited %s)", name,
+				 funcs_suffixes[i], name);
+		else
+			buf_addf(&line, "undefine %s%s", name, funcs_suffixes[i]);
+		mk_eval((char *)line.data);
+	}
+	buf_release(&line);
+}
+
+static const char *funcs_kind_word(const struct job *j)
+{
+	return j->kind == JOB_COMPILE ? "build step" : "probe";
+}
+
+char *funcs_unwaited(const char *nm, unsigned int argc, char **argv)
+{
+	struct job *j = argc ? engine_find(funcs_trim(argv[0])) : NULL;
+	struct buf b = BUF_INIT;
+
+	(void)nm;
+	if (!j || job_internal(j))
+		return NULL;
+	buf_addf(&b, "asynccompile: the results of %s '%s'%s%s%s are read before any "
+		 "$(async-wait) waited for it (is the wait missing or misspelled?)",
+		 funcs_kind_word(j), j->name, j->where ? " (queued at " : "",
+		 j->where ? j->where : "", j->where ? ")" : "");
+	mk_error((char *)b.data);
+}
+
 static char *funcs_queue(const char *fn, enum job_kind kind, unsigned int argc, char **argv)
 {
 	struct situation sit;
@@ -75,6 +136,9 @@ static char *funcs_queue(const char *fn, enum job_kind kind, unsigned int argc, 
 
 	j = request_job(name, kind, argv[1]);
 	j->retries = (uint32_t)cfg->retries;
+	j->where = mk_where();
+	j->in_recipe = sit.in_recipe;
+	j->preview = sit.flags.dry_run;
 	if (kind == JOB_COMPILE && sit.in_recipe) {
 		int echo = cfg->echo == TRI_TRUE ||
 			   (cfg->echo == TRI_AUTO && !sit.flags.silent && !mk_run_silent());
@@ -98,7 +162,7 @@ static char *funcs_queue(const char *fn, enum job_kind kind, unsigned int argc, 
 		recursive = recipe_context(argv[1], cfg, &env, &fds);
 		m.env = env;
 		m.fds = fds;
-		msg_put_job(&j->payload, &m);
+		funcs_payload(j, &m);
 		strv_free(env);
 		strv_free(fds);
 		/* make runs a recursive line even under -n and -q; so do we */
@@ -110,12 +174,12 @@ static char *funcs_queue(const char *fn, enum job_kind kind, unsigned int argc, 
 		request_job_msg(&m, shell, flags, request_cwd(), (char *)cmd.data,
 			      argc > 2 ? argv[2] : NULL);
 		/* a probe whose answer may be kept runs traced (answer.h) */
-		if (kind == JOB_TRY && cfg->cache)
+		if (kind == JOB_TRY && cfg->cache && !request_disabled())
 			m.tracer = (char *)answer_tracer();
-		msg_put_job(&j->payload, &m);
+		funcs_payload(j, &m);
 	}
 	/* build steps are ccache's business; probes' answers may be kept */
-	if (kind == JOB_TRY)
+	if (kind == JOB_TRY && !request_disabled())
 		answer_lookup(cfg, j, shell, flags, argv[1], argc > 2 ? argv[2] : NULL,
 				   cfg->launcher);
 	strv_free(flags);
@@ -127,6 +191,7 @@ static char *funcs_queue(const char *fn, enum job_kind kind, unsigned int argc, 
 	 * one (it runs none under -q).
 	 */
 	question = j->dry && sit.flags.question;
+	funcs_placeholders(name, 1);
 	engine_submit(j);
 	return question ? mk_result(":") : NULL;
 }
@@ -155,6 +220,19 @@ char *funcs_try(const char *nm, unsigned int argc, char **argv)
 }
 
 /* ---- waiting ---- */
+
+/* The job `name` not yet waited for, or an error naming function fn. */
+static struct job *funcs_waiting(const char *fn, const char *name)
+{
+	struct job *j = engine_find(name);
+	struct buf b = BUF_INIT;
+
+	if (j)
+		return j;
+	buf_addf(&b, "%s: no job named '%s' is waiting (never queued, or already waited for)",
+		 fn, name);
+	mk_error((char *)b.data);
+}
 
 /* progress: always, or auto on a terminal unless make runs with -s */
 static int funcs_progress(void)
@@ -217,14 +295,9 @@ char *funcs_wait(const char *nm, unsigned int argc, char **argv)
 		if (!jobs)
 			abort();
 		for (size_t i = 0; i < cnt; i++) {
-			struct job *j = engine_find(names[i]);
-			if (!j) {
-				struct buf b = BUF_INIT;
-				buf_addf(&b, "%s: no job named '%s' is waiting "
-					 "(never queued, or already waited for)", nm, names[i]);
-				mk_error((char *)b.data);
-			}
+			struct job *j = funcs_waiting(nm, names[i]);
 			int dup = 0;
+
 			for (size_t k = 0; k < n; k++)
 				dup |= jobs[k] == j;
 			if (!dup)
@@ -233,13 +306,19 @@ char *funcs_wait(const char *nm, unsigned int argc, char **argv)
 		strv_free(names);
 		qsort(jobs, n, sizeof *jobs, funcs_by_id);
 	} else {
-		if (!engine_started())
+		if (!engine_started() && !request_disabled())
 			return NULL;
 		engine_pending(&jobs, &n);
 	}
 	in_recipe = request_in_recipe();
-	if (in_recipe)
+	/* disabled, every job is done: its output is printed here, as make's would be */
+	if (in_recipe && !request_disabled()) {
+		/* a collector reports the build steps: they get no variables */
+		for (size_t i = 0; i < n; i++)
+			if (jobs[i]->kind == JOB_COMPILE)
+				funcs_placeholders(jobs[i]->name, 0);
 		line = recipe_collect(jobs, &n);
+	}
 	if (n) {
 		engine_wait(&jobs, &n, funcs_progress());
 		engine_write_trace();
@@ -304,6 +383,22 @@ char *funcs_wait(const char *nm, unsigned int argc, char **argv)
 		buf_release(&fail);
 		return r;
 	}
+}
+
+char *funcs_drop(const char *nm, unsigned int argc, char **argv)
+{
+	char **names = request_split(argc ? argv[0] : "");
+
+	if (!names[0])
+		mk_fail(nm, "needs the NAME of a job");
+	for (char **w = names; *w; w++) {
+		struct job *j = funcs_waiting(nm, *w);
+
+		funcs_placeholders(j->name, 0);
+		engine_cancel(j);
+	}
+	strv_free(names);
+	return NULL;
 }
 
 /* ---- statistics ---- */

@@ -12,6 +12,7 @@ void job_free(struct job *j)
 		return;
 	free(j->name);
 	free(j->command);
+	free(j->where);
 	buf_release(&j->payload);
 	buf_release(&j->cache_key);
 	msg_result_release(&j->res);

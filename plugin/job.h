@@ -51,6 +51,9 @@ struct job {
 	int cached;             /* answered from the cache: done, never run */
 	int64_t ran_ns;         /* cached: how long the run that made the answer took */
 	struct buf cache_key;   /* cache on: where its answer is to be kept */
+	char *where;            /* "FILE:LINE" that queued it (mk_where), or NULL */
+	int in_recipe;          /* queued while make expanded a recipe */
+	int preview;            /* make runs with -n or -q: nothing is built */
 
 	/* engine (lock held) */
 	int64_t id;             /* set by engine_submit(), unique in this make */

@@ -84,8 +84,16 @@ char *mk_call(const char *name, unsigned argc, char *const *argv)
 	return r;
 }
 
+static int mk_stopping;
+
+int mk_stopped(void)
+{
+	return mk_stopping;
+}
+
 void mk_error(const char *msg)
 {
+	mk_stopping = 1;
 	mk_stash = msg;
 	mk_stash_len = strlen(msg);
 	/* never returns: make prints the location and exits 2 */
@@ -210,6 +218,31 @@ int mk_run_silent(void)
 	if (!looked++)
 		silent = dlsym(RTLD_DEFAULT, "run_silent");
 	return silent && *silent;
+}
+
+/*
+ * make's global `const floc *reading_file` (read.c, expand.c) is what its
+ * error() names: the makefile line being read, or, while a recipe is
+ * expanded, the recipe's first line with the line's index in `offset`
+ * (job.c new_job).  floc is { filenm, lineno, offset } in 4.3, 4.4.1 and
+ * master alike; exported like commands_started above.
+ */
+char *mk_where(void)
+{
+	struct mk_floc {
+		const char *filenm;
+		unsigned long lineno, offset;
+	};
+	static const struct mk_floc **rf;
+	static int looked;
+	struct buf b = BUF_INIT;
+
+	if (!looked++)
+		rf = dlsym(RTLD_DEFAULT, "reading_file");
+	if (!rf || !*rf || !(*rf)->filenm)
+		return NULL;
+	buf_addf(&b, "%s:%lu", (*rf)->filenm, (*rf)->lineno + (*rf)->offset);
+	return buf_detach(&b, NULL);
 }
 
 /*

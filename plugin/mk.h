@@ -25,6 +25,8 @@ void mk_set_var(const char *name, const char *suffix, const char *value);
 char *mk_call(const char *name, unsigned argc, char *const *argv);
 /* $(error msg) at the current location; does not return. */
 void mk_error(const char *msg) __attribute__((noreturn));
+/* Did mk_error() stop make (it is exiting with status 2)? */
+int mk_stopped(void);
 /* $(error fn: msg): a make function's failure, worded as every one is. */
 void mk_fail(const char *fn, const char *msg) __attribute__((noreturn));
 /* gmk_eval text (make parses it as a makefile line). */
@@ -48,6 +50,12 @@ void mk_count_command(void);
  * with strv_free).
  */
 char **mk_shell_environ(void);
+/*
+ * "FILE:LINE" of the makefile line make is reading or the recipe line it
+ * is expanding (what $(error) would name), malloc'd; NULL when make says
+ * none (a command-line --eval) or its global is not there.
+ */
+char *mk_where(void);
 /* Write to fd 1 or 2 after flushing make's stdio. */
 void mk_print(int fd, const void *p, size_t n);
 

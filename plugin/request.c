@@ -4,6 +4,7 @@
  * situation and slots, make's shell and directory, and the job message.
  * Make's thread only.
  */
+#include <dlfcn.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -12,6 +13,7 @@
 #include <unistd.h>
 
 #include "lib/proto.h"
+#include "lib/startdir.h"
 #include "plugin/engine.h"
 #include "plugin/guard.h"
 #include "plugin/log.h"
@@ -25,6 +27,7 @@ static int cfg_at_load;  /* found at load time; the makefile may still name anot
 static struct js_auth env_js;
 static int env_js_state;  /* 0 unknown, 1 usable, -1 not usable */
 static struct request_hooks request_hooks;
+static int disabled;      /* ASYNC_COMPILE_DISABLE: no pool, no tracer, no store */
 
 /* ---- configuration discovery ---- */
 
@@ -45,6 +48,31 @@ static char *request_var(const char *name)
 	return v;
 }
 
+/*
+ * The build's starting directory (lib/startdir.h).  This make's own is
+ * the one it had before its -C options: make keeps it in
+ * directory_before_chdir (main.c, in 4.3 and 4.4.1 alike, exported with
+ * the rest of make's symbols); without it, what /proc says.
+ */
+static const char *request_start_dir(void)
+{
+	static char *dir;
+
+	if (!dir) {
+		char **before = dlsym(RTLD_DEFAULT, "directory_before_chdir");
+		char *self = before && *before ? NULL : startdir_of_make(getpid());
+
+		dir = startdir_find(before && *before ? *before : self);
+		free(self);
+	}
+	return dir;
+}
+
+const char *request_start(void)
+{
+	return request_start_dir();
+}
+
 /* With fn == NULL (at load time) a bad file is left for the first call to report. */
 static int request_load_config(const char *fn, const char *path)
 {
@@ -60,6 +88,14 @@ static int request_load_config(const char *fn, const char *path)
 		mk_fail(fn, (char *)err.data);
 	}
 	buf_release(&err);
+	/* a relative trace goes where the build started, never into a tree -C named */
+	if (c.trace[0] && c.trace[0] != '/') {
+		struct buf t = BUF_INIT;
+
+		buf_addf(&t, "%s/%s", request_start_dir(), c.trace);
+		free(c.trace);
+		c.trace = buf_detach(&t, NULL);
+	}
 	if (cfg_loaded)
 		config_release(&cfg);
 	cfg = c;
@@ -68,28 +104,27 @@ static int request_load_config(const char *fn, const char *path)
 }
 
 /*
- * The contract's lookup order after $(async-config): the make variable,
- * the environment variable, ./asynccompile.yaml, built-in defaults.
- * Returns like request_load_config (fn == NULL: quiet, at load time).
+ * The contract's lookup order after $(async-config) (config.h, "Finding
+ * the file"): the make variable, the environment variable,
+ * asynccompile.yaml where make started, the user's, the system's,
+ * built-in defaults.  Returns like request_load_config (fn == NULL:
+ * quiet, at load time).
  */
 static int request_discover(const char *fn)
 {
 	char *v = request_var("ASYNC_COMPILE_CONFIG");
-	const char *env = getenv("ASYNC_COMPILE_CONFIG");
-	struct stat st;
+	struct config_search s = { v, CONFIG_MAKE_VAR, request_start_dir };
+	struct config_origin o;
 	int r = 0;
 
-	if (*v)
-		r = request_load_config(fn, v);
-	else if (env && *env)
-		r = request_load_config(fn, env);
-	else if (lstat("asynccompile.yaml", &st) == 0 || errno != ENOENT)
-		/* there, if only as a dangling link or a loop: say what is wrong */
-		r = request_load_config(fn, "asynccompile.yaml");
+	config_find(&s, &o);
+	if (o.path)
+		r = request_load_config(fn, o.path);
 	else {
 		config_defaults(&cfg);
 		cfg_loaded = 1;
 	}
+	config_origin_release(&o);
 	free(v);
 	return r;
 }
@@ -146,6 +181,9 @@ void request_config_use(const char *fn, const char *path)
  */
 void request_load(const struct request_hooks *hooks)
 {
+	const char *off = getenv("ASYNC_COMPILE_DISABLE");
+
+	disabled = off && *off && strcmp(off, "0");
 	request_hooks = *hooks;
 	if (!env_js_state && js_parse_auth(getenv("MAKEFLAGS"), &env_js)) {
 		env_js_state = env_js.style != JS_PIPE || js_identify(&env_js) == 0 ? 1 : -1;
@@ -244,9 +282,17 @@ const struct config *request_prepare(const char *fn, struct situation *sit, int 
 		request_config_find(fn);
 	if (!cfg_loaded)
 		return NULL; /* a bad file at load: the first call reports it */
-	if (!start) {
+	if (!start || disabled) {
 		memset(sit, 0, sizeof *sit);
 		sit->in_recipe = request_in_recipe();
+		if (start) {
+			/* echo, -n, -q and -s still apply to build steps */
+			char *mf = mk_expand("$(MAKEFLAGS)");
+
+			js_parse_flags(mf, &sit->flags);
+			free(mf);
+			start = 0;
+		}
 	} else
 		request_situation(fn ? fn : "async-shell", sit);
 	if (sit->in_recipe)
@@ -308,6 +354,11 @@ void request_job_msg(struct job_msg *m, const char *shell, char **flags, const c
 	m->kill_daemons = (uint8_t)cfg.kill_daemons;
 	m->max_output = cfg.max_output;
 	m->retries = (uint32_t)cfg.retries;
+}
+
+int request_disabled(void)
+{
+	return disabled;
 }
 
 const struct config *request_config(void)

@@ -68,6 +68,18 @@ void request_config_use(const char *fn, const char *path);
 const struct config *request_config_at_load(void);
 /* The configuration found so far, or NULL before any was looked for. */
 const struct config *request_config(void);
+/*
+ * ASYNC_COMPILE_DISABLE (any value but empty or 0, read at load): the
+ * functions run each command at once in make's process, as $(shell)
+ * would; no pool, no tracer, nothing read from or written to the store.
+ * request_prepare() then fills the situation but starts nothing.
+ */
+int request_disabled(void);
+/*
+ * The build's starting directory (lib/startdir.h: where the top-level
+ * make was started, before any -C), found once.
+ */
+const char *request_start(void);
 /* Is make expanding a recipe ($@ is set)? */
 int request_in_recipe(void);
 /* make's current directory (as when makefiles were read). */

@@ -3,7 +3,9 @@
  * ways the plugin talks back to make are mk.c's).  Only make's thread
  * runs this code.
  */
+#include <stdio.h>
 #include <stdlib.h>
+#include <unistd.h>
 
 #include <gnumake.h>
 
@@ -25,6 +27,49 @@ static const struct request_hooks setup_hooks = {
 	shell_makefiles_read, spec_drop,
 };
 
+/*
+ * The end of make.  make 4.3 and 4.4.1 have no hook before exit(): die()
+ * (main.c) has waited for its children, given the jobserver's tokens
+ * back and printed its last words before the exit handlers run.
+ * setup_exit_jobs reports the jobs nobody waited for (engine.h) and ends
+ * them; setup_exit_status, the plugin's last handler, then ends make with
+ * status 2 if one of those was an error: the one _exit() of make's
+ * process in the plugin, after make has ended in its own way.  make's
+ * status is not known here (on_exit(3) would give it, but its handlers
+ * outlive a dlclose, see below); no error is counted under -n or -q (the
+ * only way make exits 1), and a failed make exits 2 anyway.  What the
+ * _exit skips are the handlers registered before the load (make's
+ * close_stdout) and libc's flush: stdio is flushed here instead.
+ *
+ * make also runs these handlers when it unloads the plugin to remake it
+ * (dlclose runs a library's atexit handlers): then the jobs are ended,
+ * as always, but nothing is reported and make goes on.  The two are told
+ * apart by the order: at exit the handlers run before the destructor
+ * below, at dlclose after it.
+ */
+static int setup_unwaited, setup_unloading;
+
+__attribute__((destructor)) static void setup_unload(void)
+{
+	setup_unloading = 1;
+}
+
+static void setup_exit_jobs(void)
+{
+	/* after an error of ours make stops: its jobs were not forgotten */
+	if (!setup_unloading && !mk_stopped())
+		setup_unwaited = engine_report_unwaited();
+	engine_shutdown();
+}
+
+static void setup_exit_status(void)
+{
+	if (setup_unwaited && !setup_unloading) {
+		fflush(NULL);
+		_exit(2);
+	}
+}
+
 /* What both entry points do. */
 static int setup_load(void)
 {
@@ -37,13 +82,15 @@ static int setup_load(void)
 	gmk_add_function("async-wait", funcs_wait, 0, 1, GMK_FUNC_DEFAULT);
 	gmk_add_function("async-config", funcs_config, 1, 1, GMK_FUNC_DEFAULT);
 	gmk_add_function("async-stats", funcs_stats, 0, 1, GMK_FUNC_DEFAULT);
+	gmk_add_function("async-drop", funcs_drop, 1, 1, GMK_FUNC_DEFAULT);
 	gmk_add_function("async-shell", shell_func, 0, 1, GMK_FUNC_DEFAULT);
 	gmk_add_function("async-compile-internal-read", shell_read_func, 0, 0, GMK_FUNC_DEFAULT);
+	gmk_add_function("async-compile-internal-unwaited", funcs_unwaited, 1, 1, GMK_FUNC_DEFAULT);
 	/* the internal value function and the variables that call functions */
 	mk_setup();
 	/* exit handlers run last first: make's signal handlers come back last */
-	if (!registered++ && !atexit(fatal_release))
-		atexit(engine_shutdown);
+	if (!registered++ && !atexit(setup_exit_status) && !atexit(fatal_release))
+		atexit(setup_exit_jobs);
 	/*
 	 * Nothing is started here: no pool, thread, store or signal handler
 	 * until a job or a speculation needs one (engine_start), so a make
@@ -56,7 +103,7 @@ static int setup_load(void)
 	shell_load();
 	/* a trace asked for: sub-makes may write to it before our first job */
 	cfg = request_config_at_load();
-	if (cfg)
+	if (cfg && !request_disabled())
 		engine_trace_begin(cfg->trace);
 	if (registered == 1)
 		atexit(shell_exit); /* runs before engine_shutdown */

@@ -219,6 +219,12 @@ static const struct run_hooks shell_direct_hooks = {
 	.callers_group = 1,
 };
 
+void shell_run_direct(const struct job_msg *msg, struct result_msg *res)
+{
+	fatal_init(); /* a signal to make alone is passed on to it */
+	run_job(msg, &shell_direct_hooks, res);
+}
+
 /* The command now, in make's process, as $(shell) runs it, but traced. */
 static struct job *shell_run_now(const struct config *cfg, const struct buf *id, char **envp,
 				  uint64_t env)
@@ -242,8 +248,7 @@ static struct job *shell_run_now(const struct config *cfg, const struct buf *id,
 		msg.tracer = (char *)answer_tracer();
 		msg.env = envp;
 		msg.env_full = 1;
-		fatal_init(); /* a signal to make alone is passed on to it */
-		run_job(&msg, &shell_direct_hooks, &j->res);
+		shell_run_direct(&msg, &j->res);
 		answer_keep(j);
 		answer_ran(j, 1);
 		S.misses++;
@@ -252,6 +257,52 @@ static struct job *shell_run_now(const struct config *cfg, const struct buf *id,
 	}
 	cmdid_release(&c);
 	return j;
+}
+
+/*
+ * The result text of a finished command, as $(shell) makes it (malloc'd);
+ * its stderr goes to make's.  make 4.3's $(shell) takes 127 from a shell
+ * that exited normally for a failed exec: what the command printed goes
+ * to stderr and the result is empty (4.4 dropped that).
+ */
+static char *shell_value(const struct result_msg *r)
+{
+	char *v;
+
+	if (r->status == STATUS_CANNOT_RUN && !(r->flags & RES_CANCELLED) && shell_make_43()) {
+		if (r->out.len)
+			mk_print(2, r->out.data, r->out.len);
+		if (!(v = strdup("")))
+			abort();
+	} else {
+		v = output_fold(r->out.data, r->out.len);
+	}
+	if (r->err.len)
+		mk_print(2, r->err.data, r->err.len);
+	return v;
+}
+
+/* ASYNC_COMPILE_DISABLE: $(shell) itself, but for the config env (no memo, no tracer) */
+static char *shell_plain(const char *command, char **envp)
+{
+	struct job_msg msg;
+	struct result_msg res;
+	char *sh, **flags, *v, *r;
+
+	request_make_shell(&sh, &flags);
+	request_job_msg(&msg, sh, flags, request_cwd(), command, NULL);
+	msg.env = envp;
+	msg.env_full = 1;
+	shell_run_direct(&msg, &res);
+	S.misses++;
+	v = shell_value(&res);
+	shell_set_status(res.status);
+	msg_result_release(&res);
+	strv_free(flags);
+	free(sh);
+	r = mk_result(v);
+	free(v);
+	return r;
 }
 
 char *shell_func(const char *nm, unsigned int argc, char **argv)
@@ -266,6 +317,14 @@ char *shell_func(const char *nm, unsigned int argc, char **argv)
 	/* the pool is for speculation; a call runs in make's process */
 	const struct config *cfg = request_prepare(nm, &sit, 0);
 
+	if (request_disabled()) {
+		char *r;
+
+		envp = shell_call_env(cfg);
+		r = shell_plain(argc ? argv[0] : "", envp);
+		strv_free(envp);
+		return r;
+	}
 	shell_identity(argc ? argv[0] : "", &id, &h);
 	/* once per call, as $(shell) builds it once: it can run functions */
 	envp = shell_call_env(cfg);
@@ -304,22 +363,7 @@ char *shell_func(const char *nm, unsigned int argc, char **argv)
 	buf_reset(&m->rs);
 	if (readset_verdict(j->res.readset.data, j->res.readset.len) == RS_PURE)
 		buf_add(&m->rs, j->res.readset.data, j->res.readset.len);
-	/*
-	 * make 4.3's $(shell) takes 127 from a shell that exited normally for
-	 * a failed exec: what the command printed goes to stderr and the
-	 * result is empty (4.4 dropped that).
-	 */
-	if (m->status == STATUS_CANNOT_RUN && !(j->res.flags & RES_CANCELLED) && shell_make_43()) {
-		if (j->res.out.len)
-			mk_print(2, j->res.out.data, j->res.out.len);
-		m->value = strdup("");
-		if (!m->value)
-			abort();
-	} else {
-		m->value = output_fold(j->res.out.data, j->res.out.len);
-	}
-	if (j->res.err.len)
-		mk_print(2, j->res.err.data, j->res.err.len);
+	m->value = shell_value(&j->res);
 	m->seen = spec_note(m->seen, &m->id, &j->res.readset, envp);
 	strv_free(envp);
 	job_free(j);

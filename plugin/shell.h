@@ -23,5 +23,14 @@ void shell_makefiles_read(void);
 void shell_exit(void);
 /* Append the async-shell counters to $(async-stats). */
 void shell_stats(struct buf *b);
+/*
+ * Run a command in make's process as make's $(shell) runs one (in make's
+ * group, known to make's fatal-signal handler), to completion; *res as
+ * run_job() fills it.  async-shell's own runs and, under
+ * ASYNC_COMPILE_DISABLE, every job (request.h).
+ */
+struct job_msg;
+struct result_msg;
+void shell_run_direct(const struct job_msg *msg, struct result_msg *res);
 
 #endif

@@ -14,6 +14,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "lib/cache.h"
 #include "lib/launch.h"
 #include "lib/readset.h"
 #include "lib/proto.h"
@@ -249,18 +250,25 @@ void spec_start(void)
 	uint64_t env;
 	int store;
 
-	if (!c || !c->speculate || (off && !strcmp(off, "0")))
+	if (!c || !c->speculate || (off && !strcmp(off, "0")) || request_disabled())
 		return;
 	/* named now, while MAKEFILE_LIST lists the makefiles read before the load */
 	P.key = spec_run_key();
 	P.environ = strv_dup(environ);
-	snprintf(P.file, sizeof P.file, "rec-%016llx",
+	snprintf(P.file, sizeof P.file, RECORD_PREFIX "%016llx",
 		 (unsigned long long)store_hash(P.key, strlen(P.key), STORE_HASH_INIT));
 	store = answer_store(c, 0);
 	if (store < 0)
 		goto out;
 	if (store_read(store, P.file, &data, &why) < 0) {
 		log_debug("no record", &why);
+		goto out;
+	}
+	/* unused for cache_max_age: gone (cache_evict() removes it later) */
+	if (cache_expired(store, P.file, c->cache_max_age_ms)) {
+		buf_reset(&why);
+		buf_addf(&why, "%s: unused for longer than cache_max_age", P.file);
+		log_debug("record ignored", &why);
 		goto out;
 	}
 	buf_addf(&why, "%s: ", P.file);
@@ -375,6 +383,8 @@ void spec_end(void)
 		record_encode(&rec, P.key, P.environ, P.seen, P.nseen);
 		if (store_write(store, P.file, rec.data, rec.len, &why) < 0)
 			log_debug("cannot write the record", &why);
+		else
+			answer_written();
 	}
 	strv_free(P.environ);
 	P.environ = NULL;

@@ -50,6 +50,9 @@ cd "$TRASH" || exit 1
 # async-shell's records go to a store of the test's own, never the user's
 XDG_CACHE_HOME=$TRASH/.cache
 export XDG_CACHE_HOME
+# and the configuration search (config.h) finds no file of the user's
+XDG_CONFIG_HOME=$TRASH/.config
+export XDG_CONFIG_HOME
 # Temporary files of the test's own too: make 4.4 leaves its jobserver
 # fifo (TMPDIR/GMfifoPID) behind when a test SIGKILLs it, and in /tmp a
 # later make given the same pid (pid_max may be 32768) would warn
@@ -278,6 +281,8 @@ run_make_as() {
 	case $tl_cfg in
 	''|"$STAGE"/*) ;;
 	*) cp "$tl_cfg" "$STAGE/config.yaml" && chmod a+r "$STAGE/config.yaml"
+	   # a configuration file must be its reader's own (config_trusted)
+	   chown "$tl_u" "$STAGE/config.yaml"
 	   tl_cfg=$STAGE/config.yaml ;;
 	esac
 	(
@@ -478,4 +483,27 @@ same_answers() {
 slow_mk() {
 	echo 'SLOW := $(shell sleep 0.3)' | write_mk sh/slow.mk
 	cp sh/slow.mk as/slow.mk
+}
+
+# kbuild_fixture DIR NAME: a kernel module NAME (NAME.c, Kbuild) in DIR
+# and a fragment directory $TRASH/fragment whose asynccompile-kbuild.mk
+# loads the plugin under test (t0276, t0277).
+kbuild_fixture() {
+	mkdir -p "$1"
+	cat >"$1/$2.c" <<'EOF2'
+#include <linux/module.h>
+#include <linux/init.h>
+static int __init hello_init(void) { pr_info("hello\n"); return 0; }
+static void __exit hello_exit(void) { }
+module_init(hello_init);
+module_exit(hello_exit);
+MODULE_LICENSE("GPL");
+EOF2
+	echo "obj-m := $2.o" >"$1/Kbuild"
+	FRAG=$TRASH/fragment
+	[ -d "$FRAG" ] && return
+	mkdir "$FRAG"
+	cp "$TEST_ROOT/asynccompile-kbuild.mk" "$FRAG/"
+	ln -s "$ASYNC_PLUGIN" "$FRAG/asynccompile.so"
+	ln -s "$TEST_ROOT/worker" "$FRAG/worker"
 }

@@ -1,7 +1,8 @@
 #!/bin/sh
 # make install / make uninstall into a staging DESTDIR: the right files
 # land at the right paths with the right contents, uninstall takes exactly
-# them away again, and neither builds anything into the source tree.
+# them away again, and the directories install made, and neither builds
+# anything into the source tree.
 #
 # Runs the repository's Makefile with the system make, whatever make the
 # suite is testing: this is about packaging, not about the plugin in make.
@@ -31,7 +32,8 @@ expect_sys_make_ok() {
 
 # Files in the staging root that are not ours: install must leave them
 # alone and uninstall must not touch them.
-mkdir -p "$root/lib/pkgconfig" "$root/libexec/other" "$root/include"
+# An empty directory install uses (man5) is not its own either.
+mkdir -p "$root/lib/pkgconfig" "$root/libexec/other" "$root/include" "$root/share/man/man5"
 echo keep >"$root/lib/other.so"
 echo keep >"$root/lib/pkgconfig/other.pc"
 echo keep >"$root/libexec/other/tool"
@@ -40,6 +42,10 @@ others='usr/local/include/other.h
 usr/local/lib/other.so
 usr/local/lib/pkgconfig/other.pc
 usr/local/libexec/other/tool'
+dirs_in_dest() {
+	(cd "$dest" && find . -type d) | sed 's|^\./||' | LC_ALL=C sort
+}
+dirs_before=$(dirs_in_dest)
 
 # Anything the Makefile would rebuild would land in the tree; if the tree
 # is stale, install would rebuild, so say so instead of going on.
@@ -68,15 +74,23 @@ expected=$(printf '%s\n' "$others" \
 	usr/local/libexec/asynccompile/asynccompile-trace.so \
 	usr/local/libexec/asynccompile/asynccompile-worker \
 	usr/local/share/asynccompile/asynccompile-kbuild.mk \
+	usr/local/share/asynccompile/asynccompile.mk \
+	usr/local/share/asynccompile/installed-dirs \
 	usr/local/share/man/man1/asynccompile.1 \
 	usr/local/share/man/man1/asynccompile-worker.1 \
 	usr/local/share/man/man5/asynccompile.yaml.5 \
-	usr/local/share/man/man7/asynccompile.7)
-[ -f "$TEST_ROOT/asynccompile.mk" ] &&
-	expected=$(printf '%s\n%s\n' "$expected" usr/local/include/asynccompile.mk)
-expected=$(printf '%s\n' "$expected" | LC_ALL=C sort)
-ok "install creates exactly the plugin, the worker, the command, the tracer, the Kbuild fragment, the .pc file and the manual pages" \
+	usr/local/share/man/man7/asynccompile.7 | LC_ALL=C sort)
+ok "install creates exactly the plugin, the worker, the command, the tracer, the probe macros, the Kbuild fragment, the .pc file, the manual pages and its record" \
 	expect_eq "$expected" "$(files_in_dest)" "files under DESTDIR"
+ok "nothing goes to INCLUDEDIR any more" test ! -e "$root/include/asynccompile.mk"
+ok "install's record names the directories it made, and only those" \
+	expect_eq "$prefix/bin
+$prefix/libexec/asynccompile
+$prefix/share/asynccompile
+$prefix/share/man/man1
+$prefix/share/man/man7" "$(cat "$root/share/asynccompile/installed-dirs")" "installed-dirs"
+ok "installed probe macros are the source's" \
+	cmp "$TEST_ROOT/asynccompile.mk" "$root/share/asynccompile/asynccompile.mk"
 
 ok "installed plugin is the built one" cmp "$tree_plugin" "$root/lib/asynccompile.so"
 ok "installed worker is the built one" \
@@ -132,7 +146,10 @@ if command -v pkg-config >/dev/null 2>&1; then
 	ok "pkg-config --variable=libdir" expect_eq "$prefix/lib" "$(pc_var libdir)" libdir
 	ok "pkg-config --variable=kbuild gives the installed Kbuild fragment" \
 		expect_eq "$prefix/share/asynccompile/asynccompile-kbuild.mk" "$(pc_var kbuild)" kbuild
+	ok "pkg-config --variable=helpers gives the installed probe macros" \
+		expect_eq "$prefix/share/asynccompile/asynccompile.mk" "$(pc_var helpers)" helpers
 else
+	skip "pkg-config not installed"
 	skip "pkg-config not installed"
 fi
 
@@ -173,7 +190,7 @@ ok "the installed Kbuild fragment looks nowhere else" expect_no_grep 'MAKEFILE_L
 # and include the installed helper library.
 mkdir -p use
 printf 'load %s\ninclude %s\n$(async-try a,echo from-installed)\n$(async-wait)\n$(info a=$(a.out))\nall: ; @:\n' \
-	"$root/lib/asynccompile.so" "$root/include/asynccompile.mk" >use/Makefile
+	"$root/lib/asynccompile.so" "$root/share/asynccompile/asynccompile.mk" >use/Makefile
 (unset ASYNC_COMPILE_WORKER ASYNC_COMPILE_CONFIG; cd use && "$MAKE_UT" >out 2>err); rc=$?
 ok "the installed plugin finds its installed worker and runs a job" \
 	sh -c '[ "$0" -eq 0 ] && grep -qx "a=from-installed" use/out || { cat use/out use/err; exit 1; }' "$rc"
@@ -186,14 +203,27 @@ ok "uninstall removes the libexec/asynccompile directory" \
 	test ! -e "$root/libexec/asynccompile"
 ok "uninstall removes the share/asynccompile directory" \
 	test ! -e "$root/share/asynccompile"
+ok "uninstall removes the directories install made, and no other" \
+	expect_eq "$dirs_before" "$(dirs_in_dest)" "directories under DESTDIR"
 
 # DATADIR moves the Kbuild fragment, and the .pc file's kbuild= follows it
-# (it used to say ${prefix}/share whatever DATADIR was).
+# (it used to say ${prefix}/share whatever DATADIR was); PLUGINDIR moves
+# the plugin (debian/rules), and plugin= and the fragment follow it.
 dest2=$TRASH/d2
 datadir=/opt/data-elsewhere
-timeout -k 5 120 "$sysmake" -C "$TEST_ROOT" --no-print-directory DESTDIR="$dest2" \
-	PREFIX="$prefix" DATADIR="$datadir" install >make.out 2>&1 </dev/null; sys_status=$?
-ok "make install DATADIR=$datadir succeeds" expect_sys_make_ok install DATADIR=$datadir
+plugindir=$prefix/lib/asynccompile
+sys_make2() { # target
+	sys_status=0
+	timeout -k 5 120 "$sysmake" -C "$TEST_ROOT" --no-print-directory DESTDIR="$dest2" \
+		PREFIX="$prefix" DATADIR="$datadir" PLUGINDIR="$plugindir" "$@" \
+		>make.out 2>&1 </dev/null || sys_status=$?
+}
+sys_make2 install
+ok "make install DATADIR=$datadir PLUGINDIR=$plugindir succeeds" expect_sys_make_ok install
+ok "PLUGINDIR=$plugindir: the plugin is installed there" cmp "$tree_plugin" "$dest2$plugindir/asynccompile.so"
+ok "PLUGINDIR=$plugindir: the Kbuild fragment loads it" \
+	expect_eq "-load $plugindir/asynccompile.so(asynccompile_kbuild_gmk_setup)" \
+	"$(grep '^-load' "$dest2$datadir/asynccompile/asynccompile-kbuild.mk")" "its load line"
 ok "DATADIR=$datadir: the fragment is installed under it" \
 	test -f "$dest2$datadir/asynccompile/asynccompile-kbuild.mk"
 ok "DATADIR=$datadir: asynccompile.pc's datadir is it" \
@@ -203,9 +233,20 @@ if command -v pkg-config >/dev/null 2>&1; then
 		expect_eq "$datadir/asynccompile/asynccompile-kbuild.mk" \
 		"$(PKG_CONFIG_PATH="$dest2$prefix/lib/pkgconfig" PKG_CONFIG_SYSROOT_DIR='' \
 			pkg-config --variable=kbuild asynccompile)" kbuild
+	ok "PLUGINDIR=$plugindir: pkg-config --variable=plugin names it" \
+		expect_eq "$plugindir/asynccompile.so" \
+		"$(PKG_CONFIG_PATH="$dest2$prefix/lib/pkgconfig" PKG_CONFIG_SYSROOT_DIR='' \
+			pkg-config --variable=plugin asynccompile)" plugin
 else
 	skip "pkg-config not installed"
+	skip "pkg-config not installed"
 fi
+# Installed twice, the record keeps what the first install made.
+sys_make2 install
+sys_make2 uninstall
+ok "make uninstall after two installs succeeds" expect_sys_make_ok uninstall
+ok "... and leaves an empty DESTDIR: every directory there was install's" \
+	expect_eq "" "$(cd "$dest2" && find . -mindepth 1)" "left under DESTDIR"
 
 # Nothing the build produces changed in the tree while we installed.
 check_tree_untouched() {
@@ -217,6 +258,30 @@ check_tree_untouched() {
 	return 1
 }
 ok "install and uninstall build nothing into the tree" check_tree_untouched
+
+# YAML_STATIC: libyaml's archive into the plugin when there is one (auto,
+# the default), its shared library with no (distributions).  The link
+# line's libyaml part, printed without building or touching build/FLAGS
+# (VARIANT skips the stamp): t0005 checks the packaged plugin's NEEDED.
+yaml_libs() { # make args...
+	printf 'print-yaml-libs: ; @echo "$(PLUGIN_YAML_LIBS)"\n' >print.mk
+	"$sysmake" -s -C "$TEST_ROOT" -f Makefile -f "$TRASH/print.mk" VARIANT=print-only "$@" \
+		print-yaml-libs 2>&1 </dev/null
+}
+archive=$(cc -print-file-name=libyaml.a 2>/dev/null)
+case $archive in
+/*) ok "YAML_STATIC=auto links libyaml.a when there is one" \
+	sh -c 'case "$0" in *libyaml.a*) ;; *) echo "$0"; exit 1;; esac' "$(yaml_libs)" ;;
+*) skip "no libyaml.a here" ;;
+esac
+ok "YAML_STATIC=no links libyaml dynamically" \
+	sh -c 'case "$0" in *libyaml.a*|"") echo "[$0]"; exit 1;; *-lyaml*) ;; *) echo "[$0]"; exit 1;; esac' \
+	"$(yaml_libs YAML_STATIC=no)"
+bad_status=0
+yaml_libs YAML_STATIC=maybe >bad.out || bad_status=$?
+ok "YAML_STATIC=maybe stops make" expect_eq 2 "$bad_status" status
+ok "... with one line saying what it takes" \
+	sh -c '[ "$(wc -l <bad.out)" -eq 1 ] && grep -q "YAML_STATIC=maybe: say auto" bad.out || { cat bad.out; exit 1; }'
 
 # A fresh clone on a machine without libyaml's header stops at once with
 # the one line that says what to install, not with a compiler error; a

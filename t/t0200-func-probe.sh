@@ -46,13 +46,13 @@ write_mk Makefile <<'EOF2'
 $(async-try a,echo one)
 $(async-try b,echo two)
 $(async-wait a)
-$(info a=$(a.out) b=[$(b.out)])
+$(info a=$(a.out) b=$(flavor b.out))
 $(async-wait b)
 $(info b=$(b.out))
 all: ; @:
 EOF2
 run_make
-ok "-load works and waiting by name collects only that job" expect_grep '^a=one b=\[\]$' out
+ok "-load works and waiting by name collects only that job" expect_grep '^a=one b=recursive$' out
 ok "the other job is collected by a later wait" expect_grep '^b=two$' out
 
 err_case() { # description make-text expected-message

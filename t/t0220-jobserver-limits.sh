@@ -148,7 +148,8 @@ ok "parse-time jobs still running when recipes start: no more than -j4 + implici
 	sh -c '[ "$(sort -n log | awk "{c+=\$2; if(c>m)m=c} END{print m}")" -le 4 ] || { sort -n log; exit 1; }'
 
 # A recipe queues jobs and never waits: at exit the top-level make reads
-# its tokens back; the jobs are killed and the tokens returned, no hang.
+# its tokens back; the jobs are killed and the tokens returned, no hang,
+# and make fails saying which jobs were never waited for.
 M=$$
 write_mk Makefile <<EOF2
 load @PLUGIN@
@@ -157,9 +158,10 @@ a: ; \$(foreach i,1 2 3,\$(async-try s\$i,sleep 1204.$M))
 b: ; @sleep 0.3
 EOF2
 TEST_MAKE_TIMEOUT=30 run_make -j3
-ok "unwaited jobs holding tokens: make exits by itself" expect_eq 0 "$make_status" "exit status"
+ok "unwaited jobs holding tokens: make exits by itself, failing" expect_eq 2 "$make_status" "exit status"
 ok "unwaited jobs holding tokens: no token message" expect_no_grep INTERNAL err
-ok "unwaited jobs holding tokens: a warning says they were killed" expect_grep 'never waited for' err
+ok "unwaited jobs holding tokens: an error names each" \
+	expect_eq 3 "$(grep -c "^Makefile:3: \*\*\* asynccompile: probe 's[123]' was queued here and never waited for" err)" "lines"
 ok "unwaited jobs holding tokens: no job is left" sh -c "! pgrep -f '[s]leep 1204.$M'"
 
 done_testing

@@ -13,23 +13,8 @@ for d in /usr/src/linux-headers-*-amd64; do
 done
 [ -n "$HEADERS" ] || skip_all "no /usr/src/linux-headers-*-amd64 (apt-get install linux-headers-amd64)"
 
-FRAG=$TRASH/fragment
-mkdir "$FRAG"
-cp "$TEST_ROOT/asynccompile-kbuild.mk" "$FRAG/"
-ln -s "$ASYNC_PLUGIN" "$FRAG/asynccompile.so"
-ln -s "$TEST_ROOT/worker" "$FRAG/worker"
-
-mkdir stock frag
-cat >stock/hello.c <<'EOF2'
-#include <linux/module.h>
-#include <linux/init.h>
-static int __init hello_init(void) { pr_info("hello\n"); return 0; }
-static void __exit hello_exit(void) { }
-module_init(hello_init);
-module_exit(hello_exit);
-MODULE_LICENSE("GPL");
-EOF2
-echo 'obj-m := hello.o' >stock/Kbuild
+kbuild_fixture stock hello
+mkdir frag
 cp stock/hello.c stock/Kbuild frag/
 
 module() { # DIR: make it as DKMS does; output with DIR's name as X

@@ -172,9 +172,9 @@ CC = gcc
 $(async-compile mine,echo mine-done)
 $(call async-cc-option,-Wall)
 $(async-probes-wait)
-before := [$(mine.status)] [$(call cc-option-result,-Wall)]
+before := [$(flavor mine.status)] [$(call cc-option-result,-Wall)]
 $(async-probes-wait)
-before += [$(mine.status)]
+before += [$(flavor mine.status)]
 $(async-wait mine)
 $(call async-cc-option,-Wextra)
 $(async-wait)
@@ -185,7 +185,7 @@ EOF
 run_make
 ok "async-probes-wait leaves other jobs alone" expect_make_ok
 ok "the makefile's job waited for its own wait" \
-	expect_eq "[] [-Wall] [] [0] [-Wextra]" "$(cat result 2>&1)"
+	expect_eq "[recursive] [-Wall] [recursive] [0] [-Wextra]" "$(cat result 2>&1)"
 
 # The probes really run at the same time: a compiler that logs when it
 # runs and waits (at most 30 s) until four of its kind have started.

@@ -209,7 +209,10 @@ ok "-p: every key says where it came from" \
 cp cli.out printed.yaml
 (ASYNC_COMPILE_CONFIG=$TRASH/printed.yaml; export ASYNC_COMPILE_CONFIG; cli --show-config)
 ok "--show-config: what -p prints loads back to the same values" \
-	expect_eq "$(sed -e 1d -e 's/  #.*//' printed.yaml)" "$(sed -e 1d -e 's/  #.*//' cli.out)"
+	expect_eq "$(sed -e '/^#/d' -e 's/  #.*//' printed.yaml)" "$(sed -e '/^#/d' -e 's/  #.*//' cli.out)"
+ok "-p: the last line names the search's step that found the file" \
+	sh -c 'tail -n1 printed.yaml | grep -qx "# found by the search: the directory make was started from" &&
+	tail -n1 cli.out | grep -qx "# found by the search: the environment variable ASYNC_COMPILE_CONFIG" || tail -n1 printed.yaml cli.out'
 cfg "workers: 2"
 cli -p
 ok "-p: ASYNC_COMPILE_CONFIG wins over ./asynccompile.yaml" \

@@ -46,7 +46,11 @@ static int same_values(const struct config *a, const struct config *b)
 		a->kill_daemons == b->kill_daemons &&
 		vec_equal(a->launcher, b->launcher) && vec_equal(a->env, b->env) &&
 		a->echo == b->echo && a->progress == b->progress &&
-		!strcmp(a->trace, b->trace) && a->max_output == b->max_output;
+		!strcmp(a->trace, b->trace) && a->max_output == b->max_output &&
+		a->speculate == b->speculate && a->cache == b->cache &&
+		a->cache_max_age_ms == b->cache_max_age_ms &&
+		a->cache_max_size == b->cache_max_size &&
+		a->cache_content == b->cache_content && !strcmp(a->cache_dir, b->cache_dir);
 }
 
 static int is_defaults(const struct config *c)
@@ -433,7 +437,14 @@ static void test_structure_errors(void)
 	expect_err("jobs: 4\n",
 		   "cfg.yaml:1:1: unknown key 'jobs' (valid keys: workers, start_method, warm, "
 		   "timeout, kill_grace, daemons, retries, launcher, env, echo, progress, trace, "
-		   "max_output, speculate, cache_dir, cache, cache_max_age, cache_check)");
+		   "max_output, speculate, cache_dir, cache, cache_max_age, cache_max_size, "
+		   "cache_check)");
+	expect_err("cache_max_size: 1000KiB\n",
+		   "cfg.yaml:1:17: cache_max_size: 1000KiB is out of range (1MiB..1024GiB)");
+	expect_err("cache_max_size: 1025GiB\n",
+		   "cfg.yaml:1:17: cache_max_size: 1025GiB is out of range (1MiB..1024GiB)");
+	expect_err("cache_max_size: lots\n",
+		   "cfg.yaml:1:17: cache_max_size: expected a size such as 256MiB or 2GiB, got 'lots'");
 	expect_err("[a]: 1\n", "cfg.yaml:1:1: keys must be names, got a sequence");
 	expect_err("cache_max_age: 0\n", "cfg.yaml:1:16: cache_max_age: 0 is out of range (1s..3650d)");
 	expect_err("cache_max_age: 3651d\n",
@@ -605,6 +616,7 @@ static void test_dump(void)
 		   "cache_dir: \"\"\n"
 		   "cache: false\n"
 		   "cache_max_age: 7d\n"
+		   "cache_max_size: 256MiB\n"
 		   "cache_check: mtime\n"), "dump of the defaults, keys in contract order");
 	config_release(&c);
 	buf_release(&out);
@@ -613,7 +625,7 @@ static void test_dump(void)
 		  "kill_grace: 1500ms\ndaemons: kill\nretries: 0\nlauncher: [ccache, \"x y\"]\n"
 		  "env: {CC: gcc, E: \"\"}\necho: true\nprogress: always\ntrace: \"t.json\"\n"
 		  "max_output: 1536\nspeculate: no\ncache_dir: /tmp/c\ncache: yes\n"
-		  "cache_max_age: 36h\ncache_check: content\n", &c);
+		  "cache_max_age: 36h\ncache_max_size: 3GiB\ncache_check: content\n", &c);
 	config_dump(&c, &out);
 	ok(!strcmp((char *)out.data,
 		   "# from: cfg.yaml\n"
@@ -636,6 +648,7 @@ static void test_dump(void)
 		   "cache_dir: \"/tmp/c\"\n"
 		   "cache: true\n"
 		   "cache_max_age: 36h\n"
+		   "cache_max_size: 3GiB\n"
 		   "cache_check: content\n"), "dump of a full config");
 	config_release(&c);
 	buf_release(&out);
@@ -646,6 +659,7 @@ static void test_dump(void)
 	round_trip("echo: false\nprogress: never\nwarm: no\nstart_method: spawn\n", "words");
 	round_trip("cache: on\ncache_max_age: 10d\ncache_check: content\nspeculate: off\n", "cache keys");
 	round_trip("cache_max_age: 25h\n", "an age in hours");
+	round_trip("cache_max_size: 1048577\n", "a store size in bytes");
 	round_trip("launcher: [\"a\\\"b\", \"c\\\\d\", \"tab\\there\", \"nl\\nx\", \"\\x7f\\x01\"]\n",
 		   "escapes in launcher");
 	round_trip("env: {A: \"caf\xc3\xa9\", B: \"\\x85\\u2028\\u2029\\ufeff\\x80\\x9f\", "
@@ -654,6 +668,67 @@ static void test_dump(void)
 	round_trip("trace: \"  leading and trailing  \"\n", "spaces in trace");
 	round_trip("trace: \"# not a comment\"\nlauncher: [\"-\", \"? x\", \"~\", \"null\", \"\\r\"]\n",
 		   "values that would be special unquoted");
+}
+
+/* config_dump_origins(): which line set each key, "default" for the rest */
+static void test_origins(void)
+{
+	struct config c, back;
+	struct buf out = BUF_INIT, err = BUF_INIT;
+
+	expect_ok("# a comment\nworkers: 3\n\nenv:\n  A: b\ncache_max_size: 2GiB\n", &c);
+	config_dump_origins(&c, &out);
+	ok(strstr((char *)out.data, "\nworkers: 3  # cfg.yaml:2\n") != NULL,
+	   "a key the file set: its file and line");
+	ok(strstr((char *)out.data, "\nenv:  # cfg.yaml:4\n  A: \"b\"\n") != NULL,
+	   "a mapping: the comment on its first line only");
+	ok(strstr((char *)out.data, "\ncache_max_size: 2GiB  # cfg.yaml:6\n") != NULL,
+	   "cache_max_size: its line");
+	ok(strstr((char *)out.data, "\ntimeout: 0  # default\n") != NULL &&
+	   strstr((char *)out.data, "\ncache_check: mtime  # default\n") != NULL,
+	   "keys the file left out: default");
+	ok(config_load_mem("dump", out.data, out.len, &back, &err) == 0 && same_values(&c, &back),
+	   "the annotated dump loads back to the same values");
+	if (err.len)
+		diag("%s", (char *)err.data);
+	config_release(&back);
+	config_release(&c);
+	buf_release(&out);
+	buf_release(&err);
+}
+
+/* config_trusted() through config_load_file(): whose file, who may write it */
+static void test_trust(void)
+{
+	struct config c;
+	struct buf err = BUF_INIT;
+	char want[256];
+
+	write_file("cfg.yaml", "workers: 2\n", 11);
+	chmod("cfg.yaml", 0664);
+	ok(config_load_file("cfg.yaml", &c, &err) == -1 &&
+	   !strcmp((char *)err.data, "cfg.yaml: refused: group or others may write to it "
+		   "(chmod go-w cfg.yaml)"), "group-writable file refused: %s", err.data);
+	ok(is_defaults(&c), "  result is the defaults");
+	config_release(&c);
+	buf_reset(&err);
+	chmod("cfg.yaml", 0644);
+	ok(config_load_file("cfg.yaml", &c, &err) == 0 && c.workers == 2, "0644 and ours: loads");
+	config_release(&c);
+	buf_reset(&err);
+	if (geteuid() != 0) {
+		ok(1, "# skip chown to another user needs root");
+	} else if (chown("cfg.yaml", 65534, (gid_t)-1) == 0) {
+		snprintf(want, sizeof want, "cfg.yaml: refused: owned by another user (uid 65534), "
+			 "not by this one (uid %ld)", (long)geteuid());
+		ok(config_load_file("cfg.yaml", &c, &err) == -1 && !strcmp((char *)err.data, want),
+		   "another user's file refused: %s", err.data);
+		config_release(&c);
+	} else {
+		ok(0, "chown cfg.yaml: %s", strerror(errno));
+	}
+	buf_release(&err);
+	unlink("cfg.yaml");
 }
 
 int main(void)
@@ -676,6 +751,8 @@ int main(void)
 	test_nothing_half_applied();
 	test_files();
 	test_dump();
+	test_origins();
+	test_trust();
 	unlink("cfg.yaml");
 	if (chdir("/") || rmdir(tmpdir))
 		perror(tmpdir);
