@@ -3,6 +3,7 @@
 # man/.
 
 PREFIX = /usr/local
+BINDIR = $(PREFIX)/bin
 LIBDIR = $(PREFIX)/lib
 # where asynccompile.so goes: a distribution puts it in a directory of its
 # own (debian/rules: $(LIBDIR)/asynccompile), as a library directory's
@@ -49,11 +50,15 @@ ALL_LDFLAGS = -pthread $(LDFLAGS) $(EXTRA_LDFLAGS)
 #   config/  wherever the YAML file is read
 #   plugin/  inside make
 #   trace/   preloaded into a traced command's processes
-# Everything but plugin/ and worker/main.c is one archive: each program
-# links only the members it reaches (the plugin none of the supervisor's,
-# nor the config dumper's).  Includes name their folder ("lib/buf.h").
-CORE_DIRS = lib pool worker config
-CORE_SRC = $(filter-out worker/main.c,$(wildcard $(CORE_DIRS:=/*.c)))
+#   cli/     the asynccompile command, the user's (its options also
+#            behind the worker's maintenance options)
+# Everything but plugin/ and the programs' main.c is one archive: each
+# program links only the members it reaches (the plugin none of the
+# supervisor's, nor the config dumper's).  Includes name their folder
+# ("lib/buf.h").
+CORE_DIRS = lib pool worker config cli
+MAIN_SRC = worker/main.c cli/main.c
+CORE_SRC = $(filter-out $(MAIN_SRC),$(wildcard $(CORE_DIRS:=/*.c)))
 PLUGIN_SRC = $(wildcard plugin/*.c)
 CORE_OBJ = $(CORE_SRC:.c=.o)
 CORE_LIB = build/libcore.a
@@ -64,6 +69,7 @@ FLAGS_STAMP = build/FLAGS
 
 PLUGIN = asynccompile.so
 WORKER = worker/asynccompile-worker
+CLI = cli/asynccompile
 # The tracer (lib/tracelog.h): preloaded into every process of a traced
 # command, so never built with sanitizers, and exporting only its hooks.
 TRACER = trace/asynccompile-trace.so
@@ -76,7 +82,7 @@ UNIT = $(UNIT_SRC:.c=.t)
 MAKE44 = $(abspath $(firstword $(wildcard build/make-4.4.1/make)))
 TEST_MAKES = $(shell command -v make) $(MAKE44)
 
-all: $(PLUGIN) $(WORKER) $(TRACER)
+all: $(PLUGIN) $(WORKER) $(CLI) $(TRACER)
 
 # A fresh machine says what it lacks, in one line, before any compiler
 # error: the C compiler and libyaml's header, looked for the way the
@@ -124,6 +130,9 @@ $(PLUGIN): $(PLUGIN_OBJ) $(CORE_LIB)
 
 $(WORKER): worker/main.o $(CORE_LIB)
 	$(CC) $(ALL_CFLAGS) -o $@ worker/main.o $(CORE_LIB) $(ALL_LDFLAGS) $(YAML_LIBS)
+
+$(CLI): cli/main.o $(CORE_LIB)
+	$(CC) $(ALL_CFLAGS) -o $@ cli/main.o $(CORE_LIB) $(ALL_LDFLAGS) $(YAML_LIBS)
 
 TRACER_SRC = $(wildcard trace/*.c)
 # The generic hooks (trace/classes.c), one line per opaque or impure
@@ -208,7 +217,6 @@ build-fuzz:
 # uninstall removes them again when they are empty, and no directory that
 # was there before (/usr/local/lib on a fresh system, say).  Empty
 # INSTALL_RECORD keeps no record (debian/rules: dpkg owns directories).
-# BINDIR is the asynccompile command's (issue 31), empty until it lands.
 INSTALL_DIRS = $(BINDIR) $(PLUGINDIR) $(PKGCONFIGDIR) $(LIBEXECDIR)/asynccompile $(DATADIR)/asynccompile \
 	$(MANDIR)/man1 $(MANDIR)/man5 $(MANDIR)/man7
 INSTALL_RECORD = $(DATADIR)/asynccompile/installed-dirs
@@ -228,6 +236,7 @@ install: all
 	fi
 	$(INSTALL) -m 755 $(PLUGIN) $(DESTDIR)$(PLUGINDIR)/$(PLUGIN)
 	$(INSTALL) -m 755 $(WORKER) $(DESTDIR)$(LIBEXECDIR)/asynccompile/asynccompile-worker
+	$(INSTALL) -m 755 $(CLI) $(DESTDIR)$(BINDIR)/asynccompile
 	$(INSTALL) -m 755 $(TRACER) $(DESTDIR)$(LIBEXECDIR)/asynccompile/asynccompile-trace.so
 	sed -e 's|@PREFIX@|$(PREFIX)|;s|@LIBDIR@|$(LIBDIR)|;s|@PLUGINDIR@|$(PLUGINDIR)|;s|@DATADIR@|$(DATADIR)|' \
 		asynccompile.pc.in > $(DESTDIR)$(PKGCONFIGDIR)/asynccompile.pc
@@ -237,6 +246,7 @@ install: all
 	sed -e 's|$$(dir $$(lastword $$(MAKEFILE_LIST)))asynccompile.so|$(PLUGINDIR)/$(PLUGIN)|g' \
 		asynccompile-kbuild.mk > $(DESTDIR)$(DATADIR)/asynccompile/asynccompile-kbuild.mk
 	chmod 644 $(DESTDIR)$(DATADIR)/asynccompile/asynccompile-kbuild.mk
+	$(INSTALL) -m 644 man/asynccompile.1 $(DESTDIR)$(MANDIR)/man1/asynccompile.1
 	$(INSTALL) -m 644 man/asynccompile-worker.1 $(DESTDIR)$(MANDIR)/man1/asynccompile-worker.1
 	$(INSTALL) -m 644 man/asynccompile.yaml.5 $(DESTDIR)$(MANDIR)/man5/asynccompile.yaml.5
 	$(INSTALL) -m 644 man/asynccompile.7 $(DESTDIR)$(MANDIR)/man7/asynccompile.7
@@ -250,9 +260,11 @@ uninstall:
 	rm -f $(DESTDIR)$(PLUGINDIR)/$(PLUGIN) $(DESTDIR)$(PREFIX)/include/asynccompile.mk \
 		$(DESTDIR)$(LIBEXECDIR)/asynccompile/asynccompile-worker \
 		$(DESTDIR)$(LIBEXECDIR)/asynccompile/asynccompile-trace.so \
+		$(DESTDIR)$(BINDIR)/asynccompile \
 		$(DESTDIR)$(PKGCONFIGDIR)/asynccompile.pc \
 		$(DESTDIR)$(DATADIR)/asynccompile/asynccompile.mk \
 		$(DESTDIR)$(DATADIR)/asynccompile/asynccompile-kbuild.mk \
+		$(DESTDIR)$(MANDIR)/man1/asynccompile.1 \
 		$(DESTDIR)$(MANDIR)/man1/asynccompile-worker.1 \
 		$(DESTDIR)$(MANDIR)/man5/asynccompile.yaml.5 \
 		$(DESTDIR)$(MANDIR)/man7/asynccompile.7
@@ -276,7 +288,7 @@ bench: all
 # the build's.  The demo's files are removed here,
 # not by its own clean, which needs the plugin loaded.
 clean:
-	rm -f $(PLUGIN) $(WORKER) $(TRACER) $(CORE_DIRS:=/*.o) plugin/*.o \
+	rm -f $(PLUGIN) $(WORKER) $(CLI) $(TRACER) $(CORE_DIRS:=/*.o) plugin/*.o \
 		t/unit/*.t $(TEST_HELPERS) $(CORE_LIB) $(FLAGS_STAMP) \
 		examples/demo/*.o examples/demo/wordstat
 	rm -rf build/asan build/fuzz build/faults build/valgrind build/stress build/gocache build/gopath \

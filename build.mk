@@ -24,6 +24,9 @@ $(B)/$(PLUGIN): $(VPLUGIN_OBJ) $(VCORE_LIB)
 $(B)/$(WORKER): $(B)/worker/main.o $(VCORE_LIB)
 	$(CC) $(ALL_CFLAGS) -o $@ $^ $(ALL_LDFLAGS) $(YAML_LIBS)
 
+$(B)/$(CLI): $(B)/cli/main.o $(VCORE_LIB)
+	$(CC) $(ALL_CFLAGS) -o $@ $^ $(ALL_LDFLAGS) $(YAML_LIBS)
+
 $(B)/t/unit/%.t: $(SRCDIR)/t/unit/%.c $(VUNIT_PLUGIN_OBJ) $(VCORE_LIB)
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) -I$(SRCDIR)/t/unit -o $@ $^ $(ALL_LDFLAGS) $(YAML_LIBS)
@@ -42,7 +45,7 @@ $(PLAIN_HELPERS): $(B)/t/helpers/%: t/helpers/%
 	cp $< $@
 
 # Everything the ASan pass of t/Makefile runs.
-variant-build: $(B)/$(PLUGIN) $(B)/$(WORKER) $(VUNIT) $(VHELPERS)
+variant-build: $(B)/$(PLUGIN) $(B)/$(WORKER) $(B)/$(CLI) $(VUNIT) $(VHELPERS)
 
 FUZZ_FLAGS = -fsanitize=fuzzer,address,undefined -g -O1
 FUZZ_SRC = $(wildcard $(SRCDIR)/fuzz/fuzz-*.c)

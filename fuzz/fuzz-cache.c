@@ -34,7 +34,7 @@ static void fuzz_one(const uint8_t *p, size_t n)
 	if (!k)
 		abort();
 	buf_add(&key, k, klen);
-	cache_entry_encode(&again, &key, created, a.status, &a.out, &a.err, &a.readset);
+	cache_entry_encode(&again, &key, created, a.status, a.run_ns, &a.out, &a.err, &a.readset);
 	if (again.len != n || memcmp(again.data, p, n))
 		abort(); /* one encoding per entry */
 	cache_answer_release(&a);

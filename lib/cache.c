@@ -202,7 +202,7 @@ int cache_cacheable(int status, uint32_t res_flags)
 /* ---- entries ---- */
 
 void cache_entry_encode(struct buf *out, const struct buf *key, int64_t created,
-			int32_t status, const struct buf *o, const struct buf *e,
+			int32_t status, int64_t run_ns, const struct buf *o, const struct buf *e,
 			const struct buf *rs)
 {
 	size_t start = out->len;
@@ -213,6 +213,7 @@ void cache_entry_encode(struct buf *out, const struct buf *key, int64_t created,
 	wire_put_bytes(out, key->data, key->len);
 	wire_put_i64(out, created);
 	wire_put_u32(out, (uint32_t)status);
+	wire_put_i64(out, run_ns);
 	wire_put_bytes(out, o->data, o->len);
 	wire_put_bytes(out, e->data, e->len);
 	wire_put_bytes(out, rs->data, rs->len);
@@ -235,6 +236,7 @@ int cache_entry_decode(const void *p, size_t n, const struct buf *key, int64_t *
 	size_t klen, olen, elen, rslen;
 	uint64_t sum;
 	int32_t status;
+	int64_t run_ns;
 	int verdict;
 
 	if (n < sizeof cache_magic + sizeof sum || memcmp(p, cache_magic, sizeof cache_magic))
@@ -249,10 +251,11 @@ int cache_entry_decode(const void *p, size_t n, const struct buf *key, int64_t *
 	k = wire_get_bytes(&r, &klen);
 	*created = wire_get_i64(&r);
 	status = (int32_t)wire_get_u32(&r);
+	run_ns = wire_get_i64(&r);
 	o = wire_get_bytes(&r, &olen);
 	e = wire_get_bytes(&r, &elen);
 	rs = wire_get_bytes(&r, &rslen);
-	if (r.failed || r.left || !cache_cacheable(status, 0))
+	if (r.failed || r.left || !cache_cacheable(status, 0) || run_ns < 0)
 		return -1;
 	/* only a pure answer is ever kept (readset.h) */
 	if (readset_decode(rs, rslen, &verdict, NULL) < 0 || verdict != RS_PURE)
@@ -261,6 +264,7 @@ int cache_entry_decode(const void *p, size_t n, const struct buf *key, int64_t *
 		return -1;
 	memset(a, 0, sizeof *a);
 	a->status = status;
+	a->run_ns = run_ns;
 	buf_add(&a->out, o, olen);
 	buf_add(&a->err, e, elen);
 	buf_add(&a->readset, rs, rslen);
@@ -310,8 +314,9 @@ int cache_get(int dir, const struct buf *key, int64_t max_age_ms, uint64_t env,
 	return hit;
 }
 
-int cache_put(int dir, const struct buf *key, int32_t status, const struct buf *out,
-	      const struct buf *errout, const struct buf *rs, struct buf *err)
+int cache_put(int dir, const struct buf *key, int32_t status, int64_t run_ns,
+	      const struct buf *out, const struct buf *errout, const struct buf *rs,
+	      struct buf *err)
 {
 	char name[24];
 	struct buf e = BUF_INIT;
@@ -321,7 +326,8 @@ int cache_put(int dir, const struct buf *key, int32_t status, const struct buf *
 	if (readset_env(rs->data, rs->len, &env) < 0)
 		return err_fail(err, "a malformed read set");
 	cache_name(name, key, env);
-	cache_entry_encode(&e, key, (int64_t)time(NULL), status, out, errout, rs);
+	cache_entry_encode(&e, key, (int64_t)time(NULL), status, run_ns < 0 ? 0 : run_ns, out,
+			   errout, rs);
 	r = store_write(dir, name, e.data, e.len, err);
 	buf_release(&e);
 	return r;
@@ -446,16 +452,28 @@ long cache_clear_records(int store)
 	return gone;
 }
 
-void cache_stats(int dir, struct buf *out)
+/* "entries=N bytes=N" of the files of dir named PREFIX... */
+static void cache_count(int dir, const char *prefix, struct buf *out)
 {
-	size_t n;
-	struct entry *v = cache_list(dir, &n);
+	size_t n = 0, cap = 0;
+	struct entry *v = NULL;
 	uint64_t total = 0;
 
+	cache_list_add(dir, prefix, &v, &n, &cap);
 	for (size_t i = 0; i < n; i++)
 		total += v[i].size;
 	buf_addf(out, "entries=%zu bytes=%llu", n, (unsigned long long)total);
 	free(v);
+}
+
+void cache_stats(int dir, struct buf *out)
+{
+	cache_count(dir, "c-", out);
+}
+
+void cache_records_stats(int store, struct buf *out)
+{
+	cache_count(store, RECORD_PREFIX, out);
 }
 
 long cache_clear(int dir)

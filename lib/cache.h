@@ -26,6 +26,8 @@
  *   bytes    the whole key (compared on lookup: a hash collision is a miss)
  *   i64      created, seconds since the epoch
  *   i32      status
+ *   i64      how long the run that made the answer took, in ns (>= 0):
+ *            the time a hit saves (`asynccompile -s`, lib/stats.h)
  *   bytes    stdout, bytes stderr
  *   bytes    the read set (readset.h), pure: a lookup checks it
  *   u64      FNV-1a 64 of every byte before it
@@ -47,10 +49,11 @@
 
 #include "lib/buf.h"
 
-#define CACHE_VERSION 2
+#define CACHE_VERSION 3
 
 struct cache_answer {
 	int32_t status;
+	int64_t run_ns;     /* the wall time of the run that made it */
 	struct buf out, err;
 	struct buf readset; /* what the answer depended on (readset.h) */
 };
@@ -74,11 +77,13 @@ int cache_get(int dir, const struct buf *key, int64_t max_age_ms, uint64_t env,
 	      struct cache_answer *a, struct buf *err);
 /*
  * Keep an answer with its read set, which must be pure (the caller's to
- * check): its stdout `out` and stderr `errout`.  0, or -1 with err (a
- * full disk, a read-only store).
+ * check): its stdout `out` and stderr `errout`, and run_ns, how long the
+ * run that made it took.  0, or -1 with err (a full disk, a read-only
+ * store).
  */
-int cache_put(int dir, const struct buf *key, int32_t status, const struct buf *out,
-	      const struct buf *errout, const struct buf *rs, struct buf *err);
+int cache_put(int dir, const struct buf *key, int32_t status, int64_t run_ns,
+	      const struct buf *out, const struct buf *errout, const struct buf *rs,
+	      struct buf *err);
 /*
  * Drop the entries of the cache directory `cache` (-1: none) and the
  * records of the store `store` unused for longer than max_age_ms, then
@@ -94,13 +99,15 @@ int cache_expired(int dir, const char *name, int64_t max_age_ms);
 long cache_clear_records(int store);
 /* Entries and bytes, as "entries=N bytes=N". */
 void cache_stats(int dir, struct buf *out);
+/* The same for the async-shell records of the store (`asynccompile -s`). */
+void cache_records_stats(int store, struct buf *out);
 /* Remove every entry; the number removed. */
 long cache_clear(int dir);
 void cache_answer_release(struct cache_answer *a);
 
 /* The entry codec (fuzzed: fuzz/fuzz-cache.c). */
 void cache_entry_encode(struct buf *out, const struct buf *key, int64_t created,
-			int32_t status, const struct buf *o, const struct buf *e,
+			int32_t status, int64_t run_ns, const struct buf *o, const struct buf *e,
 			const struct buf *rs);
 /* 0 and *a filled, or -1.  key == NULL accepts any key. */
 int cache_entry_decode(const void *p, size_t n, const struct buf *key, int64_t *created,

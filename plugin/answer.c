@@ -8,6 +8,7 @@
 #include "lib/cache.h"
 #include "lib/launch.h"
 #include "lib/readset.h"
+#include "lib/stats.h"
 #include "lib/store.h"
 #include "plugin/answer.h"
 #include "plugin/log.h"
@@ -23,6 +24,8 @@ static struct {
 	char *tracer;           /* the preload, or NULL: nothing is reused */
 	int tracer_tried;
 	unsigned long hits, misses;
+	struct stats tally;     /* what this make adds to the stats file */
+	int64_t saved_ns;
 } A = { .store = -1, .cache = -1 };
 
 /*
@@ -126,6 +129,7 @@ int answer_fill(const struct config *c, struct job *j, const char *shell, char *
 	}
 	buf_release(&why);
 	j->cached = 1;
+	j->ran_ns = a.run_ns;
 	j->res.status = a.status;
 	j->res.out = a.out;
 	j->res.err = a.err;
@@ -137,9 +141,10 @@ int answer_fill(const struct config *c, struct job *j, const char *shell, char *
 void answer_count(const struct config *c, struct job *j, const char *shell, char **flags,
 		  const char *command, const char *input, char **launcher, uint64_t env)
 {
-	if (answer_fill(c, j, shell, flags, command, input, launcher, env))
+	if (answer_fill(c, j, shell, flags, command, input, launcher, env)) {
 		A.hits++;
-	else if (j->cache_key.len)
+		answer_tally_hit(STATS_CACHE_HITS, j->ran_ns);
+	} else if (j->cache_key.len)
 		A.misses++;
 }
 
@@ -168,8 +173,8 @@ void answer_keep(const struct job *j)
 		}
 		return;
 	}
-	if (cache_put(A.cache, &j->cache_key, j->res.status, &j->res.out, &j->res.err,
-		      &j->res.readset, &why) < 0)
+	if (cache_put(A.cache, &j->cache_key, j->res.status, answer_run_ns(j), &j->res.out,
+		      &j->res.err, &j->res.readset, &why) < 0)
 		log_debug("cannot keep an answer", &why);
 	else
 		A.written = 1;
@@ -186,10 +191,62 @@ void answer_written(void)
 	A.written = 1;
 }
 
+int64_t answer_run_ns(const struct job *j)
+{
+	int64_t ns = j->cached ? j->ran_ns : j->res.end_ns - j->res.start_ns;
+
+	return ns > 0 ? ns : 0;
+}
+
+void answer_tally_hit(int which, int64_t saved_ns)
+{
+	A.tally.v[which]++;
+	if (saved_ns > 0)
+		A.saved_ns += saved_ns;
+}
+
+void answer_ran(const struct job *j, int traced)
+{
+	A.tally.v[STATS_MISSES]++;
+	if (!traced)
+		return;
+	switch (readset_verdict(j->res.readset.data, j->res.readset.len)) {
+	case RS_IMPURE:
+		A.tally.v[STATS_IMPURE]++;
+		break;
+	case RS_OPAQUE:
+		A.tally.v[STATS_OPAQUE]++;
+		break;
+	}
+}
+
+/*
+ * Add this make's counts to the store's stats file: only a make that
+ * answered or ran something pays for the store and its lock.
+ */
+static void answer_stats_flush(void)
+{
+	struct buf why = BUF_INIT;
+	const struct config *c;
+	int any = 0, store;
+
+	A.tally.v[STATS_SAVED_MS] = (uint64_t)(A.saved_ns / 1000000);
+	for (int i = 0; i < STATS_COUNT; i++)
+		any |= A.tally.v[i] != 0;
+	/* counts mean a configuration was in force: nothing of make is asked at exit */
+	if (!any || !(c = request_config()))
+		return;
+	store = answer_store(c, 1);
+	if (store >= 0 && stats_add(store, &A.tally, &why) < 0)
+		log_debug("stats not counted", &why);
+	buf_release(&why);
+}
+
 void answer_exit(void)
 {
 	const struct config *c = request_config_at_load();
 
+	answer_stats_flush();
 	/* the store was written: the configuration is known */
 	if (A.written && c && A.store >= 0)
 		cache_evict(A.store, A.cache, c->cache_max_age_ms, (uint64_t)c->cache_max_size);

@@ -55,8 +55,9 @@ void answer_keep(const struct job *j);
 /* A record was written to the store (spec.c): answer_exit() evicts. */
 void answer_written(void);
 /*
- * atexit: this run wrote to the store (a cache entry, a record): keep it
- * within cache_max_age and cache_max_size (cache_evict()).
+ * atexit: add this make's counts to the store's stats file; if this run
+ * wrote to the store (a cache entry, a record), keep it within
+ * cache_max_age and cache_max_size (cache_evict()).
  */
 void answer_exit(void);
 
@@ -64,5 +65,18 @@ struct answer_stats {
 	unsigned long hits, misses;
 };
 void answer_stats(struct answer_stats *st);
+
+/*
+ * The counts this make adds to the store's stats file at exit
+ * (lib/stats.h, `asynccompile -s`): a hit of kind `which`
+ * (STATS_CACHE_HITS, STATS_SPEC_HITS, STATS_MEMO_HITS) that saved
+ * saved_ns of running; a command that ran when asked for (answer_ran:
+ * its read set's verdict counted too when `traced`, an untraced
+ * async-shell run being opaque).  answer_exit() adds them to the file.
+ */
+void answer_tally_hit(int which, int64_t saved_ns);
+void answer_ran(const struct job *j, int traced);
+/* How long j's answer took to make: its run, or the cached run's. */
+int64_t answer_run_ns(const struct job *j);
 
 #endif

@@ -328,6 +328,9 @@ char *funcs_wait(const char *nm, unsigned int argc, char **argv)
 		struct job *j = jobs[i];
 
 		answer_keep(j);
+		/* a probe that ran (its cache lookup, if any, missed) */
+		if (j->kind == JOB_TRY && !j->cached)
+			answer_ran(j, j->cache_key.len != 0);
 		funcs_publish(j);
 		steps += j->kind == JOB_COMPILE;
 		if (j->kind == JOB_COMPILE && j->res.status) {

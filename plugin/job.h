@@ -49,6 +49,7 @@ struct job {
 	uint32_t retries;       /* config `retries`: runs again after a worker crash */
 	int dry;                /* make -n inside a recipe: echoed, not run */
 	int cached;             /* answered from the cache: done, never run */
+	int64_t ran_ns;         /* cached: how long the run that made the answer took */
 	struct buf cache_key;   /* cache on: where its answer is to be kept */
 	char *where;            /* "FILE:LINE" that queued it (mk_where), or NULL */
 	int in_recipe;          /* queued while make expanded a recipe */

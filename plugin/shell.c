@@ -34,6 +34,7 @@
 #include "lib/readset.h"
 #include "lib/record.h"
 #include "lib/run.h"
+#include "lib/stats.h"
 #include "lib/store.h"
 #include "plugin/answer.h"
 #include "plugin/engine.h"
@@ -54,6 +55,7 @@ struct memo {
 	int status;
 	char *value;            /* the folded result */
 	struct buf rs;          /* its read set: checked on every hit */
+	int64_t ran_ns;         /* how long its run took: what a hit saves */
 	size_t seen;            /* what spec_note() returned for it, or 0 */
 	struct memo *next;
 };
@@ -248,7 +250,9 @@ static struct job *shell_run_now(const struct config *cfg, const struct buf *id,
 		msg.env_full = 1;
 		shell_run_direct(&msg, &j->res);
 		answer_keep(j);
+		answer_ran(j, 1);
 		S.misses++;
+		j->ran_ns = answer_run_ns(j);
 		j->cached = 1; /* done: nothing to wait for */
 	}
 	cmdid_release(&c);
@@ -328,6 +332,7 @@ char *shell_func(const char *nm, unsigned int argc, char **argv)
 	m = shell_memo_find(&id, h);
 	if (m && answer_holds(&m->rs, env, "memo not used")) {
 		S.memo_hits++;
+		answer_tally_hit(STATS_MEMO_HITS, m->ran_ns);
 		buf_release(&id);
 		strv_free(envp);
 		shell_set_status(m->status);
@@ -353,6 +358,7 @@ char *shell_func(const char *nm, unsigned int argc, char **argv)
 		free(m->value);
 	}
 	m->status = j->res.status;
+	m->ran_ns = answer_run_ns(j);
 	/* an answer that cannot vouch for itself is used once, never again */
 	buf_reset(&m->rs);
 	if (readset_verdict(j->res.readset.data, j->res.readset.len) == RS_PURE)

@@ -17,7 +17,9 @@
 #include "lib/cache.h"
 #include "lib/launch.h"
 #include "lib/readset.h"
+#include "lib/proto.h"
 #include "lib/record.h"
+#include "lib/stats.h"
 #include "lib/store.h"
 #include "lib/strv.h"
 #include "plugin/answer.h"
@@ -410,6 +412,7 @@ struct job *spec_take(const struct buf *id, uint64_t h, char ***envp)
 
 struct job *spec_answer(struct job *j, char **ran, char **call, uint64_t env)
 {
+	int64_t waited = 0;
 	size_t n;
 	const char *name = launch_env_digest(ran) != env ? strv_env_differs(ran, call, &n) : NULL;
 
@@ -433,12 +436,16 @@ struct job *spec_answer(struct job *j, char **ran, char **call, uint64_t env)
 		struct job **jobs = &j;
 		size_t one = 1;
 
+		waited = proto_now_ns();
 		engine_promote(j);
 		engine_wait(&jobs, &one, 0);
+		waited = proto_now_ns() - waited;
 		answer_keep(j);
 	}
 	if (answer_holds(&j->res.readset, env, "speculated answer not used")) {
 		P.hits++;
+		/* what make would have waited for, less what it did wait */
+		answer_tally_hit(STATS_SPEC_HITS, answer_run_ns(j) - waited);
 		if (j->cache_key.len && !j->cached)
 			answer_miss(); /* looked up when it was speculated */
 		return j;

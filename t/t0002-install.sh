@@ -68,6 +68,7 @@ files_in_dest() {
 	(cd "$dest" && find . -type f -o -type l) | sed 's|^\./||' | LC_ALL=C sort
 }
 expected=$(printf '%s\n' "$others" \
+	usr/local/bin/asynccompile \
 	usr/local/lib/asynccompile.so \
 	usr/local/lib/pkgconfig/asynccompile.pc \
 	usr/local/libexec/asynccompile/asynccompile-trace.so \
@@ -75,14 +76,16 @@ expected=$(printf '%s\n' "$others" \
 	usr/local/share/asynccompile/asynccompile-kbuild.mk \
 	usr/local/share/asynccompile/asynccompile.mk \
 	usr/local/share/asynccompile/installed-dirs \
+	usr/local/share/man/man1/asynccompile.1 \
 	usr/local/share/man/man1/asynccompile-worker.1 \
 	usr/local/share/man/man5/asynccompile.yaml.5 \
 	usr/local/share/man/man7/asynccompile.7 | LC_ALL=C sort)
-ok "install creates exactly the plugin, the worker, the tracer, the probe macros, the Kbuild fragment, the .pc file, the manual pages and its record" \
+ok "install creates exactly the plugin, the worker, the command, the tracer, the probe macros, the Kbuild fragment, the .pc file, the manual pages and its record" \
 	expect_eq "$expected" "$(files_in_dest)" "files under DESTDIR"
 ok "nothing goes to INCLUDEDIR any more" test ! -e "$root/include/asynccompile.mk"
 ok "install's record names the directories it made, and only those" \
-	expect_eq "$prefix/libexec/asynccompile
+	expect_eq "$prefix/bin
+$prefix/libexec/asynccompile
 $prefix/share/asynccompile
 $prefix/share/man/man1
 $prefix/share/man/man7" "$(cat "$root/share/asynccompile/installed-dirs")" "installed-dirs"
@@ -96,7 +99,11 @@ ok "installed worker is executable" test -x "$root/libexec/asynccompile/asynccom
 ok "installed tracer is the built one" \
 	cmp "$TEST_ROOT/trace/asynccompile-trace.so" "$root/libexec/asynccompile/asynccompile-trace.so"
 
-for page in man1/asynccompile-worker.1 man5/asynccompile.yaml.5 man7/asynccompile.7; do
+ok "installed command is the built one" cmp "$TEST_ROOT/cli/asynccompile" "$root/bin/asynccompile"
+ok "installed command runs from \$(BINDIR)" \
+	sh -c '"$0" --version | grep -q "^asynccompile [0-9]"' "$root/bin/asynccompile"
+
+for page in man1/asynccompile.1 man1/asynccompile-worker.1 man5/asynccompile.yaml.5 man7/asynccompile.7; do
 	ok "installed manual page $page is the source's" \
 		cmp "$TEST_ROOT/man/${page#*/}" "$root/share/man/$page"
 done

@@ -3,9 +3,9 @@
  * (--worker INDEX) or a supervisor owning a pool of them (--supervise N),
  * both speaking the framed protocol on stdin/stdout (stderr is for
  * humans); a recipe wait's collector (--collect); the token guard of a
- * make that inherited a jobserver (--guard PID); and the user's tools:
- * --print-config, --cache-stats, --cache-clear, --version
- * (asynccompile-worker(1)).
+ * make that inherited a jobserver (--guard PID); and, for compatibility,
+ * the asynccompile command's --print-config, --cache-stats, --cache-clear
+ * (cli/tools.h), and --version (asynccompile-worker(1)).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -19,16 +19,12 @@
 #include <unistd.h>
 
 #include "worker/diag.h"
-#include "config/config.h"
-#include "lib/cache.h"
+#include "cli/tools.h"
 #include "lib/proto.h"
 #include "lib/run.h"
 #include "lib/sig.h"
-#include "lib/startdir.h"
 #include "lib/store.h"
 #include "worker/worker.h"
-
-#define WORKER_VERSION "0.1"
 
 static void usage(void)
 {
@@ -100,99 +96,40 @@ static char *self_exe(const char *argv0)
 	return path;
 }
 
-/* Where make would start, seen from here: a recipe's make, or this directory. */
-static const char *start_dir(void)
-{
-	static char *dir;
-
-	if (!dir)
-		dir = startdir_find(NULL);
-	return dir;
-}
-
 /*
- * The configuration the plugin would use, found the same way
- * (config/find.c) but for the make-only step: FILE in place of
- * $(async-config) and the make variable.
+ * The maintenance options are the asynccompile command's (cli/tools.h),
+ * kept for compatibility: --print-config is -p without the origins,
+ * --cache-stats is -s, --cache-clear is -C; FILE names the configuration.
  */
-static int find_config(const char *file, struct config *c)
+static int maintenance(const char *what, const char *file)
 {
-	struct buf err = BUF_INIT;
-	struct config_search s = { file, CONFIG_NAMED, start_dir };
-	struct config_origin o;
-	int r = config_find_load(&s, c, &o, &err);
+	struct buf err = BUF_INIT, warn = BUF_INIT;
+	int rc;
 
-	config_origin_release(&o);
-	if (r < 0) {
-		diag_warn("%s", (char *)err.data);
-		config_release(c);
-		buf_release(&err);
-		return -1;
-	}
-	return 0;
-}
-
-/*
- * --cache-stats, --cache-clear: the answer cache of the store the
- * configuration names (cache_dir), with the plugin's own checks.
- */
-static int cache_command(const char *what, const char *file)
-{
-	struct config c;
-	struct buf out = BUF_INIT, err = BUF_INIT;
-	int store, dir;
-	char *path;
-
-	if (find_config(file, &c) < 0)
-		return 1;
-	path = store_path(c.cache_dir, &err);
-	store = path ? store_open(c.cache_dir, 1, &err) : -1;
-	dir = store >= 0 ? cache_open(store, &err) : -1;
-	if (dir < 0) {
-		diag_warn("no cache: %s", (char *)err.data);
-		free(path);
-		config_release(&c);
-		buf_release(&err);
-		return 1;
-	}
-	if (!strcmp(what, "--cache-clear"))
-		printf("removed %ld entries from %s/cache\n", cache_clear(dir), path);
-	else {
-		cache_stats(dir, &out);
-		printf("%s/cache %s\n", path, (char *)out.data);
-	}
-	close(dir);
-	close(store);
-	free(path);
-	config_release(&c);
-	buf_release(&out);
+	if (!strcmp(what, "--print-config"))
+		rc = tools_print_config(file, 0, &err);
+	else if (!strcmp(what, "--cache-stats"))
+		rc = tools_show_stats(file, &warn, &err);
+	else
+		rc = tools_clear(file, &err);
+	fflush(stdout);
+	if (warn.len)
+		diag_warn("%s", (char *)warn.data);
+	if (rc < 0)
+		diag_warn("%s", err.len ? (char *)err.data : "failed");
 	buf_release(&err);
-	return 0;
-}
-
-static int print_config(const char *file)
-{
-	struct config c;
-	struct buf out = BUF_INIT;
-
-	if (find_config(file, &c) < 0)
-		return 1;
-	config_dump(&c, &out);
-	fwrite(out.data, 1, out.len, stdout);
-	config_release(&c);
-	buf_release(&out);
-	return 0;
+	buf_release(&warn);
+	return rc < 0 ? 1 : 0;
 }
 
 int main(int argc, char **argv)
 {
 	int after = -1, board = -1;
 
-	if (argc >= 2 && argc <= 3 && !strcmp(argv[1], "--print-config"))
-		return print_config(argc == 3 ? argv[2] : NULL);
 	if (argc >= 2 && argc <= 3 &&
-	    (!strcmp(argv[1], "--cache-stats") || !strcmp(argv[1], "--cache-clear")))
-		return cache_command(argv[1], argc == 3 ? argv[2] : NULL);
+	    (!strcmp(argv[1], "--print-config") || !strcmp(argv[1], "--cache-stats") ||
+	     !strcmp(argv[1], "--cache-clear")))
+		return maintenance(argv[1], argc == 3 ? argv[2] : NULL);
 	if (argc == 4 && !strcmp(argv[1], "--collect")) {
 		/* a recipe line of make's: stdio is make's, nothing else is ours */
 		signal(SIGPIPE, SIG_IGN);
@@ -206,7 +143,7 @@ int main(int argc, char **argv)
 		return guard_main(parse_int(argv[2], 1, INT_MAX));
 	}
 	if (argc == 2 && !strcmp(argv[1], "--version")) {
-		printf("asynccompile-worker %s (protocol %d)\n", WORKER_VERSION,
+		printf("asynccompile-worker %s (protocol %d)\n", ASYNC_VERSION,
 		       PROTO_VERSION);
 		return 0;
 	}
