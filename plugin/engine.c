@@ -5,7 +5,7 @@
  * lock-held helpers the I/O thread calls (engine_impl.h) and
  * engine_collect_forget/abandon (collect.c, on the I/O thread).  The I/O
  * thread itself is io.c's, the table of jobs jobtab.c's, what lets a job
- * run slots.c's.  Every wait on E.done is here.
+ * run slots.c's.  Every wait on the_engine.done is here.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -34,7 +34,7 @@
 #include "plugin/spawn.h"
 #include "plugin/trace.h"
 
-struct engine E = {
+struct engine the_engine = {
 	.lock = PTHREAD_MUTEX_INITIALIZER,
 	.done = PTHREAD_COND_INITIALIZER,
 	.wake = { -1, -1 },
@@ -45,9 +45,9 @@ struct job *engine_find(const char *name)
 {
 	struct job *j;
 
-	pthread_mutex_lock(&E.lock);
-	j = jobtab_find(&E.tab, name);
-	pthread_mutex_unlock(&E.lock);
+	pthread_mutex_lock(&the_engine.lock);
+	j = jobtab_find(&the_engine.tab, name);
+	pthread_mutex_unlock(&the_engine.lock);
 	return j;
 }
 
@@ -59,9 +59,9 @@ static void engine_wake(void)
 {
 	char c = 0;
 
-	if (E.wake[1] >= 0 && !E.wake_sent) {
-		E.wake_sent = 1;
-		(void)!write(E.wake[1], &c, 1);
+	if (the_engine.wake[1] >= 0 && !the_engine.wake_sent) {
+		the_engine.wake_sent = 1;
+		(void)!write(the_engine.wake[1], &c, 1);
 	}
 }
 
@@ -69,14 +69,14 @@ static void engine_wake(void)
 void engine_job_done(struct job *j)
 {
 	j->state = JOB_DONE;
-	if (j->in_wait && !--E.wait_pending)
-		pthread_cond_broadcast(&E.done);
+	if (j->in_wait && !--the_engine.wait_pending)
+		pthread_cond_broadcast(&the_engine.done);
 }
 
 /* Lock held.  Take j out of the run queue; 1 if it was there. */
 static int engine_unqueue(struct job *j)
 {
-	struct job **pp = &E.qhead, *prev = NULL;
+	struct job **pp = &the_engine.qhead, *prev = NULL;
 
 	while (*pp && *pp != j) {
 		prev = *pp;
@@ -85,24 +85,24 @@ static int engine_unqueue(struct job *j)
 	if (!*pp)
 		return 0;
 	*pp = j->next;
-	if (E.qtail == j)
-		E.qtail = prev;
+	if (the_engine.qtail == j)
+		the_engine.qtail = prev;
 	j->next = NULL;
 	return 1;
 }
 
 void engine_promote(struct job *j)
 {
-	pthread_mutex_lock(&E.lock);
+	pthread_mutex_lock(&the_engine.lock);
 	if (j->state == JOB_QUEUED)
 		engine_to_head(j);
-	pthread_mutex_unlock(&E.lock);
+	pthread_mutex_unlock(&the_engine.lock);
 }
 
 /* Lock held.  A job the engine owns again: gone from every list, freed. */
 void engine_forget(struct job *j)
 {
-	jobtab_drop_id(&E.tab, j->id);
+	jobtab_drop_id(&the_engine.tab, j->id);
 	job_free(j);
 }
 
@@ -110,26 +110,26 @@ void engine_forget(struct job *j)
 static void engine_cancel_locked(struct job *j)
 {
 	if (j->state == JOB_QUEUED && engine_unqueue(j)) {
-		E.st.queued--;
+		the_engine.st.queued--;
 		j->state = JOB_DONE;
 	}
-	if (j->state == JOB_DONE || !E.backend) {
+	if (j->state == JOB_DONE || !the_engine.backend) {
 		engine_forget(j);
 	} else {
 		j->discard = 1;
-		j->next = E.discarded;
-		E.discarded = j;
-		E.backend->ops->cancel(E.backend, j->id);
+		j->next = the_engine.discarded;
+		the_engine.discarded = j;
+		the_engine.backend->ops->cancel(the_engine.backend, j->id);
 		engine_wake();
 	}
 }
 
 void engine_cancel(struct job *j)
 {
-	pthread_mutex_lock(&E.lock);
-	jobtab_unlink(&E.tab, j); /* still found by id: a running job's RESULT */
+	pthread_mutex_lock(&the_engine.lock);
+	jobtab_unlink(&the_engine.tab, j); /* still found by id: a running job's RESULT */
 	engine_cancel_locked(j);
-	pthread_mutex_unlock(&E.lock);
+	pthread_mutex_unlock(&the_engine.lock);
 }
 
 void engine_collect_forget(struct job *j)
@@ -140,21 +140,21 @@ void engine_collect_forget(struct job *j)
 void engine_collect_abandon(struct job *j)
 {
 	/* the backend is gone (make exits): what it still ran is dead */
-	if (j->state == JOB_RUNNING && !E.backend)
-		slots_release(&E.slots, j);
+	if (j->state == JOB_RUNNING && !the_engine.backend)
+		slots_release(&the_engine.slots, j);
 	engine_cancel_locked(j);
 }
 
 void engine_submit(struct job *j)
 {
-	pthread_mutex_lock(&E.lock);
-	j->id = ++E.next_id;
+	pthread_mutex_lock(&the_engine.lock);
+	j->id = ++the_engine.next_id;
 	j->queued_ns = proto_now_ns();
-	jobtab_add(&E.tab, j);
-	E.st.submitted++;
+	jobtab_add(&the_engine.tab, j);
+	the_engine.st.submitted++;
 	if (j->dry || j->cached) {
 		j->state = JOB_DONE;
-	} else if (E.stopping) {
+	} else if (the_engine.stopping) {
 		/* the I/O thread stopped (make is exiting): nothing would run it */
 		j->res.status = STATUS_NOT_RUN;
 		buf_addstr(&j->res.err, "asynccompile: not run: make was exiting\n");
@@ -162,46 +162,46 @@ void engine_submit(struct job *j)
 	} else {
 		j->state = JOB_QUEUED;
 		j->next = NULL;
-		if (E.qtail)
-			E.qtail->next = j;
+		if (the_engine.qtail)
+			the_engine.qtail->next = j;
 		else
-			E.qhead = j;
-		E.qtail = j;
-		E.st.queued++;
+			the_engine.qhead = j;
+		the_engine.qtail = j;
+		the_engine.st.queued++;
 	}
 	engine_wake();
-	pthread_mutex_unlock(&E.lock);
+	pthread_mutex_unlock(&the_engine.lock);
 }
 
 int engine_owns(void *ctx, pid_t pid)
 {
 	(void)ctx;
-	return (E.backend && E.backend->ops->owns(E.backend, pid)) || guard_owns(pid);
+	return (the_engine.backend && the_engine.backend->ops->owns(the_engine.backend, pid)) || guard_owns(pid);
 }
 
 /* Lock held.  A queued job goes to the head of the queue. */
 void engine_to_head(struct job *j)
 {
-	if (E.qhead != j && engine_unqueue(j)) {
-		j->next = E.qhead;
-		E.qhead = j;
-		if (!E.qtail)
-			E.qtail = j;
+	if (the_engine.qhead != j && engine_unqueue(j)) {
+		j->next = the_engine.qhead;
+		the_engine.qhead = j;
+		if (!the_engine.qtail)
+			the_engine.qtail = j;
 	}
 }
 
 int engine_started(void)
 {
-	return E.started;
+	return the_engine.started;
 }
 
 unsigned long engine_submitted(void)
 {
 	unsigned long n;
 
-	pthread_mutex_lock(&E.lock);
-	n = (unsigned long)E.st.submitted;
-	pthread_mutex_unlock(&E.lock);
+	pthread_mutex_lock(&the_engine.lock);
+	n = (unsigned long)the_engine.st.submitted;
+	pthread_mutex_unlock(&the_engine.lock);
 	return n;
 }
 
@@ -214,7 +214,7 @@ void engine_trace_begin(const char *path)
 	if (!path || !*path || begun++ || (level && *level && strcmp(level, "0")) ||
 	    (restarts && *restarts))
 		return;
-	if (trace_begin(path, &err) < 0 && !E.trace_warned++)
+	if (trace_begin(path, &err) < 0 && !the_engine.trace_warned++)
 		log_msg("warning: cannot write the trace file %s: %s", path, (char *)err.data);
 	buf_release(&err);
 }
@@ -225,9 +225,9 @@ int engine_start(const struct config *cfg, struct buf *err)
 	char *exe = NULL;
 	int workers = config_workers(cfg), rc;
 
-	if (E.started)
+	if (the_engine.started)
 		return 0;
-	E.stopping = 0;
+	the_engine.stopping = 0;
 	io_init();
 	/* what a pool needs and a make that queues nothing does not pay for */
 	fatal_init();
@@ -240,72 +240,72 @@ int engine_start(const struct config *cfg, struct buf *err)
 			return -1;
 	}
 	if (cfg->start_method == START_SUBPROCESS)
-		E.backend = backend_sub_new(exe, workers, &io_report, err);
+		the_engine.backend = backend_sub_new(exe, workers, &io_report, err);
 	else
-		E.backend = backend_pool_new(exe, workers, cfg->start_method == START_FORK,
+		the_engine.backend = backend_pool_new(exe, workers, cfg->start_method == START_FORK,
 					     &io_report, err);
 	free(exe);
-	if (!E.backend)
+	if (!the_engine.backend)
 		return -1;
-	if (pipe2(E.wake, O_CLOEXEC | O_NONBLOCK) < 0) {
+	if (pipe2(the_engine.wake, O_CLOEXEC | O_NONBLOCK) < 0) {
 		err_fail(err, "pipe:");
-		E.backend->ops->destroy(E.backend, 0);
-		E.backend = NULL;
+		the_engine.backend->ops->destroy(the_engine.backend, 0);
+		the_engine.backend = NULL;
 		return -1;
 	}
-	E.kill_grace_ms = cfg->kill_grace_ms;
-	E.workers = workers;
-	E.workers_max = config_workers_max(cfg);
-	E.trace = cfg->trace && *cfg->trace ? strdup(cfg->trace) : NULL;
-	engine_trace_begin(E.trace);
-	reexec_jobserver(&E.slots.js);
+	the_engine.kill_grace_ms = cfg->kill_grace_ms;
+	the_engine.workers = workers;
+	the_engine.workers_max = config_workers_max(cfg);
+	the_engine.trace = cfg->trace && *cfg->trace ? strdup(cfg->trace) : NULL;
+	engine_trace_begin(the_engine.trace);
+	reexec_jobserver(&the_engine.slots.js);
 	/*
 	 * On make's thread, before the I/O thread exists: spawning reads
 	 * environ, which make's thread may change at any time once it runs
 	 * on (make-suite's options/print-directory got EFAULT from
 	 * posix_spawn when this ran on the I/O thread).
 	 */
-	if (cfg->warm && E.backend->ops->warm(E.backend) < 0)
+	if (cfg->warm && the_engine.backend->ops->warm(the_engine.backend) < 0)
 		log_msg("could not start the worker pool early; will retry at the first job");
 	/* make's signal handlers must run on make's thread only */
 	sigfillset(&all);
 	pthread_sigmask(SIG_SETMASK, &all, &old);
-	rc = pthread_create(&E.thread, NULL, io_main, NULL);
+	rc = pthread_create(&the_engine.thread, NULL, io_main, NULL);
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	if (rc) {
 		errno = rc;
 		err_fail(err, "cannot start the I/O thread:");
-		E.backend->ops->destroy(E.backend, 0);
-		E.backend = NULL;
-		close(E.wake[0]);
-		close(E.wake[1]);
-		E.wake[0] = E.wake[1] = -1;
-		free(E.trace);
-		E.trace = NULL;
+		the_engine.backend->ops->destroy(the_engine.backend, 0);
+		the_engine.backend = NULL;
+		close(the_engine.wake[0]);
+		close(the_engine.wake[1]);
+		the_engine.wake[0] = the_engine.wake[1] = -1;
+		free(the_engine.trace);
+		the_engine.trace = NULL;
 		return -1;
 	}
-	fatal_set_wake(E.wake[1]);
-	E.started = 1;
+	fatal_set_wake(the_engine.wake[1]);
+	the_engine.started = 1;
 	return 0;
 }
 
 void engine_makefiles_read(void)
 {
-	pthread_mutex_lock(&E.lock);
-	E.slots.reading = 0;
-	pthread_mutex_unlock(&E.lock);
+	pthread_mutex_lock(&the_engine.lock);
+	the_engine.slots.reading = 0;
+	pthread_mutex_unlock(&the_engine.lock);
 }
 
 int engine_set_slots(const struct js_auth *a, int limit, struct buf *err)
 {
 	int ret, changed;
 
-	pthread_mutex_lock(&E.lock);
-	ret = slots_set(&E.slots, a, limit, err, &changed);
+	pthread_mutex_lock(&the_engine.lock);
+	ret = slots_set(&the_engine.slots, a, limit, err, &changed);
 	/* nothing changed: the submission that follows wakes the thread */
 	if (changed)
 		engine_wake();
-	pthread_mutex_unlock(&E.lock);
+	pthread_mutex_unlock(&the_engine.lock);
 	return ret;
 }
 
@@ -345,32 +345,32 @@ void engine_wait(struct job ***jobs, size_t *n, int progress)
 	int drawn = 0;
 	int64_t since = proto_now_ns();
 
-	pthread_mutex_lock(&E.lock);
+	pthread_mutex_lock(&the_engine.lock);
 	if (*n == 0) {
-		size_t cnt = jobtab_count(&E.tab);
+		size_t cnt = jobtab_count(&the_engine.tab);
 
 		*jobs = calloc(cnt ? cnt : 1, sizeof **jobs);
 		if (!*jobs)
 			abort();
-		for (struct job *j = E.tab.head; j; j = j->next_all)
+		for (struct job *j = the_engine.tab.head; j; j = j->next_all)
 			if (!job_internal(j))
 				(*jobs)[(*n)++] = j;
 	}
-	E.wait_pending = 0;
-	E.slots.wait_seq++;
+	the_engine.wait_pending = 0;
+	the_engine.slots.wait_seq++;
 	for (i = 0; i < *n; i++) {
 		(*jobs)[i]->in_wait = 1;
-		E.wait_pending += (*jobs)[i]->state != JOB_DONE;
+		the_engine.wait_pending += (*jobs)[i]->state != JOB_DONE;
 	}
 	/* queued jobs of the set may now take the implicit slot */
-	if (E.wait_pending)
+	if (the_engine.wait_pending)
 		engine_wake();
 	for (i = 0; i < *n; i++) {
 		while ((*jobs)[i]->state != JOB_DONE) {
 			struct timespec ts;
 
 			if (!progress) {
-				pthread_cond_wait(&E.done, &E.lock);
+				pthread_cond_wait(&the_engine.done, &the_engine.lock);
 				continue;
 			}
 			clock_gettime(CLOCK_REALTIME, &ts);
@@ -379,47 +379,47 @@ void engine_wait(struct job ***jobs, size_t *n, int progress)
 				ts.tv_sec++;
 				ts.tv_nsec -= 1000000000;
 			}
-			pthread_cond_timedwait(&E.done, &E.lock, &ts);
+			pthread_cond_timedwait(&the_engine.done, &the_engine.lock, &ts);
 			if ((*jobs)[i]->state != JOB_DONE && proto_now_ns() - since > 500 * 1000000LL)
 				engine_progress(*jobs, *n, &drawn);
 		}
 	}
 	for (i = 0; i < *n; i++) {
-		jobtab_unlink(&E.tab, (*jobs)[i]);
-		jobtab_drop_id(&E.tab, (*jobs)[i]->id);
+		jobtab_unlink(&the_engine.tab, (*jobs)[i]);
+		jobtab_drop_id(&the_engine.tab, (*jobs)[i]->id);
 	}
-	pthread_mutex_unlock(&E.lock);
+	pthread_mutex_unlock(&the_engine.lock);
 	if (drawn > 0)
 		(void)!write(2, "\r\033[K", 4);
 }
 
 void engine_pending(struct job ***jobs, size_t *n)
 {
-	pthread_mutex_lock(&E.lock);
-	*jobs = calloc(jobtab_count(&E.tab) + 1, sizeof **jobs);
+	pthread_mutex_lock(&the_engine.lock);
+	*jobs = calloc(jobtab_count(&the_engine.tab) + 1, sizeof **jobs);
 	if (!*jobs)
 		abort();
 	*n = 0;
-	for (struct job *j = E.tab.head; j; j = j->next_all)
+	for (struct job *j = the_engine.tab.head; j; j = j->next_all)
 		if (!job_internal(j))
 			(*jobs)[(*n)++] = j;
-	pthread_mutex_unlock(&E.lock);
+	pthread_mutex_unlock(&the_engine.lock);
 }
 
 int engine_collect(struct job **jobs, size_t n, int64_t *id,
 		   char cookie[COLLECT_COOKIE_HEX + 1], struct buf *err)
 {
-	pthread_mutex_lock(&E.lock);
+	pthread_mutex_lock(&the_engine.lock);
 	if (collect_open(err) < 0) {
-		pthread_mutex_unlock(&E.lock);
+		pthread_mutex_unlock(&the_engine.lock);
 		return -1;
 	}
 	for (size_t i = 0; i < n; i++)
-		jobtab_unlink(&E.tab, jobs[i]); /* still found by id for its RESULT */
+		jobtab_unlink(&the_engine.tab, jobs[i]); /* still found by id for its RESULT */
 	*id = collect_add(jobs, n, cookie);
 	/* the I/O thread polls the socket from its next round */
 	engine_wake();
-	pthread_mutex_unlock(&E.lock);
+	pthread_mutex_unlock(&the_engine.lock);
 	return 0;
 }
 
@@ -427,19 +427,19 @@ void engine_write_trace(void)
 {
 	struct buf err = BUF_INIT;
 
-	if (E.trace && trace_write(E.trace, &err) < 0 && !E.trace_warned++)
-		log_msg("warning: cannot write the trace file %s: %s", E.trace, (char *)err.data);
+	if (the_engine.trace && trace_write(the_engine.trace, &err) < 0 && !the_engine.trace_warned++)
+		log_msg("warning: cannot write the trace file %s: %s", the_engine.trace, (char *)err.data);
 	buf_release(&err);
 }
 
 void engine_get_stats(struct engine_stats *st)
 {
-	pthread_mutex_lock(&E.lock);
-	*st = E.st;
-	st->limit = E.slots.limit;
-	st->workers = E.started ? E.workers : 0;
-	st->mode = slots_mode(&E.slots);
-	pthread_mutex_unlock(&E.lock);
+	pthread_mutex_lock(&the_engine.lock);
+	*st = the_engine.st;
+	st->limit = the_engine.slots.limit;
+	st->workers = the_engine.started ? the_engine.workers : 0;
+	st->mode = slots_mode(&the_engine.slots);
+	pthread_mutex_unlock(&the_engine.lock);
 }
 
 int engine_report_unwaited(void)
@@ -448,10 +448,10 @@ int engine_report_unwaited(void)
 	int errors = 0;
 
 	/* jobs without a pool: ASYNC_COMPILE_DISABLE ran them (request.h) */
-	if (!E.started && !E.st.submitted)
+	if (!the_engine.started && !the_engine.st.submitted)
 		return 0;
-	pthread_mutex_lock(&E.lock);
-	for (struct job *j = E.tab.head; j; j = j->next_all) {
+	pthread_mutex_lock(&the_engine.lock);
+	for (struct job *j = the_engine.tab.head; j; j = j->next_all) {
 		const char *what = j->kind == JOB_COMPILE ? "build step" : "probe";
 
 		if (job_internal(j))
@@ -477,30 +477,30 @@ int engine_report_unwaited(void)
 		if (line.len)
 			(void)!write(2, line.data, line.len);
 	}
-	pthread_mutex_unlock(&E.lock);
+	pthread_mutex_unlock(&the_engine.lock);
 	buf_release(&line);
 	return errors;
 }
 
 void engine_shutdown(void)
 {
-	if (!E.started)
+	if (!the_engine.started)
 		return;
-	pthread_mutex_lock(&E.lock);
-	E.stopping = 1;
+	pthread_mutex_lock(&the_engine.lock);
+	the_engine.stopping = 1;
 	engine_wake();
-	pthread_mutex_unlock(&E.lock);
+	pthread_mutex_unlock(&the_engine.lock);
 	/* the thread kills the jobs and gives their tokens back */
-	pthread_join(E.thread, NULL);
-	slots_close(&E.slots);
+	pthread_join(the_engine.thread, NULL);
+	slots_close(&the_engine.slots);
 	engine_write_trace();
 	trace_reset();
-	free(E.trace);
-	E.trace = NULL;
+	free(the_engine.trace);
+	the_engine.trace = NULL;
 	fatal_set_wake(-1);
-	close(E.wake[0]);
-	close(E.wake[1]);
-	E.wake[0] = E.wake[1] = -1;
-	E.wake_sent = 0;
-	E.started = 0;
+	close(the_engine.wake[0]);
+	close(the_engine.wake[1]);
+	the_engine.wake[0] = the_engine.wake[1] = -1;
+	the_engine.wake_sent = 0;
+	the_engine.started = 0;
 }

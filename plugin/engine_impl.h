@@ -2,7 +2,7 @@
  * engine_impl.h - what engine.c (make's side of the engine) and io.c (its
  * I/O thread) share, and nothing else includes: the engine's state and
  * the helpers both sides call.  Every field, and every helper here, is
- * used with E.lock held (engine.h says who holds it when); the I/O
+ * used with the_engine.lock held (engine.h says who holds it when); the I/O
  * thread alone touches the backend and the slots' descriptors.
  */
 #ifndef ASYNC_ENGINE_IMPL_H
@@ -43,7 +43,7 @@ struct engine {
 	struct engine_stats st;
 };
 
-extern struct engine E;
+extern struct engine the_engine;
 
 /* engine.c, lock held: a job is done (wakes make's wait when it was the last). */
 void engine_job_done(struct job *j);

@@ -2,7 +2,7 @@
  * io.c - the engine's I/O thread (io.h): each round it starts what the
  * queue and the slots allow, polls the backend, the jobserver and the
  * collectors, and takes in what the backend reports.  It runs on the
- * plugin's I/O thread only, holding E.lock except while in poll(); the
+ * plugin's I/O thread only, holding the_engine.lock except while in poll(); the
  * state it shares with make's thread is engine_impl.h's.
  */
 #include <errno.h>
@@ -42,10 +42,10 @@ static void io_dispatch(struct job *j, enum job_slot slot, unsigned char tok)
 {
 	int rc;
 
-	E.qhead = j->next;
-	if (!E.qhead)
-		E.qtail = NULL;
-	E.st.queued--;
+	the_engine.qhead = j->next;
+	if (!the_engine.qhead)
+		the_engine.qtail = NULL;
+	the_engine.st.queued--;
 	j->next = NULL;
 	j->slot = slot;
 	j->token = tok;
@@ -53,10 +53,10 @@ static void io_dispatch(struct job *j, enum job_slot slot, unsigned char tok)
 	j->dispatched_ns = proto_now_ns();
 	/* may report the job finished at once (e.g. no pool could start) */
 	rc = fault_hit("submit", j->name) ? (errno = ENOMEM, -1)
-		: E.backend->ops->submit(E.backend, j->id, j->payload.data, j->payload.len,
+		: the_engine.backend->ops->submit(the_engine.backend, j->id, j->payload.data, j->payload.len,
 					 j->retries);
 	if (rc == 0)
-		E.st.bytes_out += j->payload.len;
+		the_engine.st.bytes_out += j->payload.len;
 	buf_release(&j->payload);
 	if (rc < 0) {
 		/*
@@ -83,10 +83,10 @@ static void io_dispatch(struct job *j, enum job_slot slot, unsigned char tok)
  */
 static int io_can_grow(void)
 {
-	int cap = E.slots.js_active || E.slots.limit > E.workers_max ? E.workers_max
-								     : E.slots.limit;
+	int cap = the_engine.slots.js_active || the_engine.slots.limit > the_engine.workers_max ? the_engine.workers_max
+								     : the_engine.slots.limit;
 
-	return E.workers < cap;
+	return the_engine.workers < cap;
 }
 
 /*
@@ -95,33 +95,33 @@ static int io_can_grow(void)
  */
 static int io_grow(void)
 {
-	if (!io_can_grow() || E.backend->ops->grow(E.backend, E.workers + 1) < 0)
+	if (!io_can_grow() || the_engine.backend->ops->grow(the_engine.backend, the_engine.workers + 1) < 0)
 		return -1;
-	E.workers++;
+	the_engine.workers++;
 	return 0;
 }
 
 /* Lock held.  The queue's head starts waiting for a token. */
 static void io_token_wait_begin(void)
 {
-	if (!E.qhead->token_wait_start)
-		E.qhead->token_wait_start = proto_now_ns();
-	if (!E.token_wait_since) {
-		E.token_wait_since = proto_now_ns();
-		E.st.token_waits++;
+	if (!the_engine.qhead->token_wait_start)
+		the_engine.qhead->token_wait_start = proto_now_ns();
+	if (!the_engine.token_wait_since) {
+		the_engine.token_wait_since = proto_now_ns();
+		the_engine.st.token_waits++;
 	}
 }
 
 /* Lock held.  The queue's head got its token. */
 static void io_token_wait_end(void)
 {
-	if (E.qhead->token_wait_start) {
-		E.qhead->token_wait_ns += proto_now_ns() - E.qhead->token_wait_start;
-		E.qhead->token_wait_start = 0;
+	if (the_engine.qhead->token_wait_start) {
+		the_engine.qhead->token_wait_ns += proto_now_ns() - the_engine.qhead->token_wait_start;
+		the_engine.qhead->token_wait_start = 0;
 	}
-	if (E.token_wait_since) {
-		E.st.token_wait_ns += (uint64_t)(proto_now_ns() - E.token_wait_since);
-		E.token_wait_since = 0;
+	if (the_engine.token_wait_since) {
+		the_engine.st.token_wait_ns += (uint64_t)(proto_now_ns() - the_engine.token_wait_since);
+		the_engine.token_wait_since = 0;
 	}
 }
 
@@ -136,23 +136,23 @@ static void io_schedule(void)
 	 * thread.  Under a jobserver a token is only taken for a job that
 	 * starts now.
 	 */
-	int ahead = !E.slots.js_active && E.slots.reading && E.slots.limit >= E.workers &&
-		!io_can_grow() ? E.workers : 0;
-	int room = E.backend->ops->free_slots(E.backend) + ahead;
+	int ahead = !the_engine.slots.js_active && the_engine.slots.reading && the_engine.slots.limit >= the_engine.workers &&
+		!io_can_grow() ? the_engine.workers : 0;
+	int room = the_engine.backend->ops->free_slots(the_engine.backend) + ahead;
 
-	slots_round(&E.slots);
+	slots_round(&the_engine.slots);
 	if (fatal_dying())
 		return;
 	/* a connected collector stands in for a step that holds a token */
 	for (struct job *j; (j = collect_swappable());) {
 		if (j->slot == SLOT_TOKEN)
-			E.token_hold_until = proto_now_ns() + SWAP_HOLD_MS * 1000000LL;
-		slots_release(&E.slots, j);
+			the_engine.token_hold_until = proto_now_ns() + SWAP_HOLD_MS * 1000000LL;
+		slots_release(&the_engine.slots, j);
 		j->slot = SLOT_LENT;
 		collect_lend(j);
 	}
 	/* no room: take a slot only if the pool can grow a worker for it */
-	for (; E.qhead && (room > 0 || io_can_grow()); room = room > 0 ? room - 1 : 0) {
+	for (; the_engine.qhead && (room > 0 || io_can_grow()); room = room > 0 ? room - 1 : 0) {
 		unsigned char tok = 0;
 		struct job *j = collect_lendable();
 
@@ -162,44 +162,44 @@ static void io_schedule(void)
 				return;
 			engine_to_head(j);
 			collect_lend(j);
-			io_dispatch(E.qhead, SLOT_LENT, 0);
+			io_dispatch(the_engine.qhead, SLOT_LENT, 0);
 			continue;
 		}
-		j = slots_implicit_job(&E.slots, E.qhead, engine_owns, NULL);
+		j = slots_implicit_job(&the_engine.slots, the_engine.qhead, engine_owns, NULL);
 		if (j) {
 			if (room <= 0 && io_grow() < 0)
 				return;
 			engine_to_head(j);
-			E.slots.implicit_busy = 1;
-			io_dispatch(E.qhead, SLOT_IMPLICIT, 0);
+			the_engine.slots.implicit_busy = 1;
+			io_dispatch(the_engine.qhead, SLOT_IMPLICIT, 0);
 			continue;
 		}
-		if (E.slots.js_active) {
+		if (the_engine.slots.js_active) {
 			int r;
 
-			if (E.token_hold_until > proto_now_ns())
+			if (the_engine.token_hold_until > proto_now_ns())
 				return; /* io_main wakes up when the hold ends */
-			r = slots_take_token(&E.slots, &tok);
+			r = slots_take_token(&the_engine.slots, &tok);
 
 			if (r == 1) {
 				if (room <= 0 && io_grow() < 0) {
-					slots_give_back(&E.slots, tok);
+					slots_give_back(&the_engine.slots, tok);
 					return;
 				}
 				io_token_wait_end();
-				io_dispatch(E.qhead, SLOT_TOKEN, tok);
+				io_dispatch(the_engine.qhead, SLOT_TOKEN, tok);
 				continue;
 			}
-			if (r == 0 && E.slots.want_token)
+			if (r == 0 && the_engine.slots.want_token)
 				io_token_wait_begin();
 			return;
 		}
-		if (slots_take_limit(&E.slots, ahead)) {
+		if (slots_take_limit(&the_engine.slots, ahead)) {
 			if (room <= 0 && io_grow() < 0) {
-				E.slots.limit_running--;
+				the_engine.slots.limit_running--;
 				return;
 			}
-			io_dispatch(E.qhead, SLOT_LIMIT, 0);
+			io_dispatch(the_engine.qhead, SLOT_LIMIT, 0);
 			continue;
 		}
 		return;
@@ -213,21 +213,21 @@ static void io_schedule(void)
  */
 static void io_saw_running(uint32_t n)
 {
-	if (n <= INT32_MAX && (int)n > E.st.max_running)
-		E.st.max_running = (int)n;
+	if (n <= INT32_MAX && (int)n > the_engine.st.max_running)
+		the_engine.st.max_running = (int)n;
 }
 
 /* The backend reports (backend.h).  I/O thread, lock held. */
 static void io_on_started(void *ctx, int64_t id, const struct started_msg *m)
 {
 	(void)ctx;
-	struct job *j = jobtab_by_id(&E.tab, id);
+	struct job *j = jobtab_by_id(&the_engine.tab, id);
 
 	if (j && j->state == JOB_RUNNING && !j->started_ns) {
 		j->started_ns = proto_now_ns();
 		j->worker = m->worker;
 		/* running = started by a worker, not merely handed to the pool */
-		E.st.running++;
+		the_engine.st.running++;
 		io_saw_running(m->running);
 		fault_started(j->name);
 	}
@@ -235,23 +235,23 @@ static void io_on_started(void *ctx, int64_t id, const struct started_msg *m)
 
 static void io_on_result(void *ctx, int64_t id, struct result_msg *res)
 {
-	struct job *j = jobtab_by_id(&E.tab, id);
+	struct job *j = jobtab_by_id(&the_engine.tab, id);
 	int lent;
 
 	(void)ctx;
 	if (!j || j->state != JOB_RUNNING)
 		return;
 	lent = j->slot == SLOT_LENT;
-	slots_release(&E.slots, j);
+	slots_release(&the_engine.slots, j);
 	io_saw_running(res->running);
 	if (j->discard) {
-		struct job **pp = &E.discarded;
+		struct job **pp = &the_engine.discarded;
 
 		while (*pp != j)
 			pp = &(*pp)->next;
 		*pp = j->next;
 		if (j->started_ns)
-			E.st.running--;
+			the_engine.st.running--;
 		engine_forget(j);
 		return;
 	}
@@ -279,17 +279,17 @@ static void io_on_result(void *ctx, int64_t id, struct result_msg *res)
 	j->res.attempts = res->attempts;
 	engine_job_done(j);
 	if (j->started_ns)
-		E.st.running--;
-	E.st.completed++;
+		the_engine.st.running--;
+	the_engine.st.completed++;
 	if (res->status)
-		E.st.failed++;
+		the_engine.st.failed++;
 	if (res->flags & RES_TIMED_OUT)
-		E.st.timed_out++;
+		the_engine.st.timed_out++;
 	if (res->attempts > 1)
-		E.st.retried += res->attempts - 1;
-	E.st.bytes_in += j->res.out.len + j->res.err.len;
-	E.results++;
-	if (E.trace)
+		the_engine.st.retried += res->attempts - 1;
+	the_engine.st.bytes_in += j->res.out.len + j->res.err.len;
+	the_engine.results++;
+	if (the_engine.trace)
 		trace_record(j);
 	/* last: its collector may be sent it now, and it freed */
 	collect_ended(j, lent);
@@ -300,31 +300,31 @@ static void io_stop_all(void)
 {
 	struct job *j;
 
-	if (!E.backend)
+	if (!the_engine.backend)
 		return;
-	E.backend->ops->destroy(E.backend, E.kill_grace_ms);
-	E.backend = NULL;
+	the_engine.backend->ops->destroy(the_engine.backend, the_engine.kill_grace_ms);
+	the_engine.backend = NULL;
 	/* queued ones too: with the thread gone nothing would ever start them */
-	for (j = E.tab.head; j; j = j->next_all) {
+	for (j = the_engine.tab.head; j; j = j->next_all) {
 		if (j->state == JOB_DONE)
 			continue;
-		slots_release(&E.slots, j);
+		slots_release(&the_engine.slots, j);
 		buf_addstr(&j->res.err, j->state == JOB_RUNNING
 			   ? "asynccompile: killed: make was exiting\n"
 			   : "asynccompile: not run: make was exiting\n");
 		j->res.status = STATUS_NOT_RUN;
 		engine_job_done(j);
 	}
-	while ((j = E.discarded)) {
-		E.discarded = j->next;
-		slots_release(&E.slots, j);
+	while ((j = the_engine.discarded)) {
+		the_engine.discarded = j->next;
+		slots_release(&the_engine.slots, j);
 		engine_forget(j);
 	}
 	/* recipe waits' jobs: their queued ones are in the queue still */
 	collect_stop();
-	E.qhead = E.qtail = NULL;
-	E.st.queued = 0;
-	pthread_cond_broadcast(&E.done);
+	the_engine.qhead = the_engine.qtail = NULL;
+	the_engine.st.queued = 0;
+	pthread_cond_broadcast(&the_engine.done);
 }
 
 void *io_main(void *arg)
@@ -333,70 +333,70 @@ void *io_main(void *arg)
 	struct pollfd *fds = NULL;
 
 	(void)arg;
-	pthread_mutex_lock(&E.lock);
-	while (!E.stopping) {
+	pthread_mutex_lock(&the_engine.lock);
+	while (!the_engine.stopping) {
 		size_t n = 0, nb, nc;
 		int timeout = -1;
 		uint64_t seen;
 
 		io_schedule();
 		/* the pool may have grown */
-		if (cap < 2 * (size_t)E.workers + 8 + collect_nfds()) {
-			cap = 2 * (size_t)E.workers + 8 + collect_nfds();
+		if (cap < 2 * (size_t)the_engine.workers + 8 + collect_nfds()) {
+			cap = 2 * (size_t)the_engine.workers + 8 + collect_nfds();
 			fds = realloc(fds, cap * sizeof *fds);
 			if (!fds)
 				abort();
 		}
-		fds[n++] = (struct pollfd){ .fd = E.wake[0], .events = POLLIN };
-		if (slots_poll_fd(&E.slots) >= 0)
-			fds[n++] = (struct pollfd){ .fd = slots_poll_fd(&E.slots), .events = POLLIN };
+		fds[n++] = (struct pollfd){ .fd = the_engine.wake[0], .events = POLLIN };
+		if (slots_poll_fd(&the_engine.slots) >= 0)
+			fds[n++] = (struct pollfd){ .fd = slots_poll_fd(&the_engine.slots), .events = POLLIN };
 		nc = collect_pollfds(fds + n, cap - n);
 		n += nc;
-		seen = E.results;
-		nb = E.backend->ops->pollfds(E.backend, fds + n, cap - n, &timeout);
+		seen = the_engine.results;
+		nb = the_engine.backend->ops->pollfds(the_engine.backend, fds + n, cap - n, &timeout);
 		/* pollfds may itself report jobs (failed starts): schedule again */
-		if (E.results != seen)
+		if (the_engine.results != seen)
 			timeout = 0;
-		if (slots_watch_drain(&E.slots) && (timeout < 0 || timeout > DRAIN_CHECK_MS))
+		if (slots_watch_drain(&the_engine.slots) && (timeout < 0 || timeout > DRAIN_CHECK_MS))
 			timeout = DRAIN_CHECK_MS;
-		if (E.token_hold_until) {
-			int64_t left = (E.token_hold_until - proto_now_ns()) / 1000000 + 1;
+		if (the_engine.token_hold_until) {
+			int64_t left = (the_engine.token_hold_until - proto_now_ns()) / 1000000 + 1;
 
 			if (left <= 0)
-				E.token_hold_until = 0;
+				the_engine.token_hold_until = 0;
 			else if (timeout < 0 || timeout > left)
 				timeout = (int)left;
 		}
-		if (E.slots.watch_children && (timeout < 0 || timeout > CHILDREN_CHECK_MS))
+		if (the_engine.slots.watch_children && (timeout < 0 || timeout > CHILDREN_CHECK_MS))
 			timeout = CHILDREN_CHECK_MS;
-		pthread_mutex_unlock(&E.lock);
+		pthread_mutex_unlock(&the_engine.lock);
 		if (poll(fds, n + nb, timeout) < 0 && errno != EINTR) {
 			/* EINVAL/ENOMEM: nothing better than to try again shortly */
 			log_msg("poll:");
 			usleep(10000);
-			pthread_mutex_lock(&E.lock);
+			pthread_mutex_lock(&the_engine.lock);
 			continue;
 		}
-		pthread_mutex_lock(&E.lock);
+		pthread_mutex_lock(&the_engine.lock);
 		if (fds[0].revents) {
 			char tmp[256];
-			while (read(E.wake[0], tmp, sizeof tmp) > 0)
+			while (read(the_engine.wake[0], tmp, sizeof tmp) > 0)
 				;
-			E.wake_sent = 0;
+			the_engine.wake_sent = 0;
 		}
 		/* make is dying of a signal (fatal.c): end the pool, restart nothing */
 		if (fatal_dying()) {
 			io_stop_all();
-			E.stopping = 1;
+			the_engine.stopping = 1;
 			break;
 		}
 		/* a readable jobserver is retried by io_schedule() */
-		E.backend->ops->events(E.backend, fds + n, nb);
+		the_engine.backend->ops->events(the_engine.backend, fds + n, nb);
 		collect_events(fds + n - nc, nc);
-		if (slots_make_draining(&E.slots) || fault_stop_now()) {
+		if (slots_make_draining(&the_engine.slots) || fault_stop_now()) {
 			log_msg("warning: make is exiting while jobs never waited for still run; killing them");
 			io_stop_all();
-			E.stopping = 1;
+			the_engine.stopping = 1;
 		}
 	}
 	/*
@@ -405,7 +405,7 @@ void *io_main(void *arg)
 	 * to a dead worker is EPIPE, not a SIGPIPE that would kill make.
 	 */
 	io_stop_all();
-	pthread_mutex_unlock(&E.lock);
+	pthread_mutex_unlock(&the_engine.lock);
 	free(fds);
 	return NULL;
 }

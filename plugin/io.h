@@ -14,7 +14,7 @@
  * of the environment (ASYNC_COMPILE_FAULTS, fault.h) afresh.
  */
 void io_init(void);
-/* The thread's body (pthread_create); returns once E.stopping is set. */
+/* The thread's body (pthread_create); returns once the_engine.stopping is set. */
 void *io_main(void *arg);
 /* How the backend reports to the I/O thread (given to backend_*_new). */
 extern const struct backend_report io_report;

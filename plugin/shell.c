@@ -64,11 +64,11 @@ static struct {
 	int loaded;             /* shell_load ran */
 	struct memo *memo[MEMO_SIZE];
 	unsigned long misses, memo_hits, stale;
-} S;
+} shell_state;
 
 static struct memo *shell_memo_find(const struct buf *id, uint64_t h)
 {
-	for (struct memo *m = S.memo[h % MEMO_SIZE]; m; m = m->next)
+	for (struct memo *m = shell_state.memo[h % MEMO_SIZE]; m; m = m->next)
 		if (m->h == h && m->id.len == id->len && !memcmp(m->id.data, id->data, id->len))
 			return m;
 	return NULL;
@@ -133,7 +133,7 @@ void shell_load(void)
 {
 	char *old;
 
-	if (S.loaded++)
+	if (shell_state.loaded++)
 		return;
 	log_debug_init();
 	/*
@@ -251,7 +251,7 @@ static struct job *shell_run_now(const struct config *cfg, const struct buf *id,
 		shell_run_direct(&msg, &j->res);
 		answer_keep(j);
 		answer_ran(j, 1);
-		S.misses++;
+		shell_state.misses++;
 		j->ran_ns = answer_run_ns(j);
 		j->cached = 1; /* done: nothing to wait for */
 	}
@@ -294,7 +294,7 @@ static char *shell_plain(const char *command, char **envp)
 	msg.env = envp;
 	msg.env_full = 1;
 	shell_run_direct(&msg, &res);
-	S.misses++;
+	shell_state.misses++;
 	v = shell_value(&res);
 	shell_set_status(res.status);
 	msg_result_release(&res);
@@ -331,7 +331,7 @@ char *shell_func(const char *nm, unsigned int argc, char **argv)
 	env = launch_env_digest(envp);
 	m = shell_memo_find(&id, h);
 	if (m && answer_holds(&m->rs, env, "memo not used")) {
-		S.memo_hits++;
+		shell_state.memo_hits++;
 		answer_tally_hit(STATS_MEMO_HITS, m->ran_ns);
 		buf_release(&id);
 		strv_free(envp);
@@ -339,7 +339,7 @@ char *shell_func(const char *nm, unsigned int argc, char **argv)
 		return mk_result(m->value);
 	}
 	if (m)
-		S.stale++;
+		shell_state.stale++;
 	j = spec_take(&id, h, &ran);
 	if (j)
 		j = spec_answer(j, ran, envp, env);
@@ -351,8 +351,8 @@ char *shell_func(const char *nm, unsigned int argc, char **argv)
 			abort();
 		m->id = id;
 		m->h = h;
-		m->next = S.memo[h % MEMO_SIZE];
-		S.memo[h % MEMO_SIZE] = m;
+		m->next = shell_state.memo[h % MEMO_SIZE];
+		shell_state.memo[h % MEMO_SIZE] = m;
 	} else {
 		buf_release(&id);
 		free(m->value);
@@ -380,6 +380,6 @@ void shell_stats(struct buf *b)
 	answer_stats(&an);
 	buf_addf(b, " speculated=%lu spec_hits=%lu spec_misses=%lu spec_unused=%lu memo_hits=%lu"
 		 " cache_hits=%lu cache_misses=%lu spec_unproven=%lu spec_rejected=%lu memo_stale=%lu",
-		 sp.speculated, sp.hits, S.misses, sp.unused, S.memo_hits, an.hits, an.misses,
-		 sp.unproven, sp.rejected, S.stale);
+		 sp.speculated, sp.hits, shell_state.misses, sp.unused, shell_state.memo_hits, an.hits, an.misses,
+		 sp.unproven, sp.rejected, shell_state.stale);
 }

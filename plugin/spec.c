@@ -51,7 +51,7 @@ static struct {
 	size_t nseen, capseen;
 	unsigned long speculated, hits, unused, unproven, rejected;
 	unsigned long names;
-} P;
+} spec_state;
 
 static struct job *spec_new_job(enum job_kind kind, const struct cmdid *c, char **env)
 {
@@ -61,7 +61,7 @@ static struct job *spec_new_job(enum job_kind kind, const struct cmdid *c, char 
 	size_t n = 0;
 	char **v;
 
-	snprintf(name, sizeof name, "async-shell:%lu", ++P.names);
+	snprintf(name, sizeof name, "async-shell:%lu", ++spec_state.names);
 	j = request_job(name, kind, c->command);
 	request_job_msg(&m, c->shell, c->flags, c->cwd, c->command, NULL);
 	m.tracer = (char *)answer_tracer();
@@ -253,37 +253,37 @@ void spec_start(void)
 	if (!c || !c->speculate || (off && !strcmp(off, "0")) || request_disabled())
 		return;
 	/* named now, while MAKEFILE_LIST lists the makefiles read before the load */
-	P.key = spec_run_key();
-	P.environ = strv_dup(environ);
-	snprintf(P.file, sizeof P.file, RECORD_PREFIX "%016llx",
-		 (unsigned long long)store_hash(P.key, strlen(P.key), STORE_HASH_INIT));
+	spec_state.key = spec_run_key();
+	spec_state.environ = strv_dup(environ);
+	snprintf(spec_state.file, sizeof spec_state.file, RECORD_PREFIX "%016llx",
+		 (unsigned long long)store_hash(spec_state.key, strlen(spec_state.key), STORE_HASH_INIT));
 	store = answer_store(c, 0);
 	if (store < 0)
 		goto out;
-	if (store_read(store, P.file, &data, &why) < 0) {
+	if (store_read(store, spec_state.file, &data, &why) < 0) {
 		log_debug("no record", &why);
 		goto out;
 	}
 	/* unused for cache_max_age: gone (cache_evict() removes it later) */
-	if (cache_expired(store, P.file, c->cache_max_age_ms)) {
+	if (cache_expired(store, spec_state.file, c->cache_max_age_ms)) {
 		buf_reset(&why);
-		buf_addf(&why, "%s: unused for longer than cache_max_age", P.file);
+		buf_addf(&why, "%s: unused for longer than cache_max_age", spec_state.file);
 		log_debug("record ignored", &why);
 		goto out;
 	}
-	buf_addf(&why, "%s: ", P.file);
-	if (record_decode(data.data, data.len, P.key, &P.was, &P.prev, &P.nprev, &why) < 0) {
+	buf_addf(&why, "%s: ", spec_state.file);
+	if (record_decode(data.data, data.len, spec_state.key, &spec_state.was, &spec_state.prev, &spec_state.nprev, &why) < 0) {
 		log_debug("record ignored", &why);
 		goto out;
 	}
-	P.environ_same = spec_same_strv(P.was, P.environ);
-	if (!P.nprev || !answer_tracer())
+	spec_state.environ_same = spec_same_strv(spec_state.was, spec_state.environ);
+	if (!spec_state.nprev || !answer_tracer())
 		goto out;
-	P.spec = calloc(P.nprev, sizeof *P.spec);
-	if (!P.spec)
+	spec_state.spec = calloc(spec_state.nprev, sizeof *spec_state.spec);
+	if (!spec_state.spec)
 		abort();
-	for (size_t i = 0; i < P.nprev; i++) {
-		struct record_entry *e = &P.prev[i];
+	for (size_t i = 0; i < spec_state.nprev; i++) {
+		struct record_entry *e = &spec_state.prev[i];
 		struct cmdid id;
 		struct spec *s;
 		/* the environment its last call had: the next call's, most likely */
@@ -293,14 +293,14 @@ void spec_start(void)
 			abort(); /* record_decode checked every entry */
 		/* only what its last run proved pure, and still would be */
 		if (!answer_holds(&e->rs, launch_env_digest(envp), "not run ahead of need")) {
-			P.unproven++;
+			spec_state.unproven++;
 			strv_free(envp);
 			continue;
 		}
-		envp = spec_env_carry(envp, P.was, P.environ);
+		envp = spec_env_carry(envp, spec_state.was, spec_state.environ);
 		spec_env_refresh(envp);
 		env = launch_env_digest(envp);
-		s = &P.spec[P.nspec++];
+		s = &spec_state.spec[spec_state.nspec++];
 		if (cmdid_get(e->id.data, e->id.len, &id) < 0)
 			abort();
 		buf_add(&s->id, e->id.data, e->id.len);
@@ -319,7 +319,7 @@ void spec_start(void)
 			break;
 		} else {
 			engine_submit(s->job);
-			P.speculated++;
+			spec_state.speculated++;
 			s->envp = envp;
 			envp = NULL;
 		}
@@ -327,8 +327,8 @@ void spec_start(void)
 		strv_free(envp);
 	}
 out:
-	strv_free(P.was);
-	P.was = NULL;
+	strv_free(spec_state.was);
+	spec_state.was = NULL;
 	buf_release(&data);
 	buf_release(&why);
 }
@@ -336,20 +336,20 @@ out:
 /* Cancel every speculated job not yet taken. */
 static void spec_cancel_all(void)
 {
-	for (size_t i = 0; i < P.nspec; i++) {
-		if (P.spec[i].job) {
-			engine_cancel(P.spec[i].job);
-			P.spec[i].job = NULL;
-			P.unused++;
+	for (size_t i = 0; i < spec_state.nspec; i++) {
+		if (spec_state.spec[i].job) {
+			engine_cancel(spec_state.spec[i].job);
+			spec_state.spec[i].job = NULL;
+			spec_state.unused++;
 		}
-		strv_free(P.spec[i].envp);
-		P.spec[i].envp = NULL;
+		strv_free(spec_state.spec[i].envp);
+		spec_state.spec[i].envp = NULL;
 	}
 }
 
 int spec_drop(void)
 {
-	if (!P.speculated || engine_submitted() != P.speculated)
+	if (!spec_state.speculated || engine_submitted() != spec_state.speculated)
 		return 0;
 	spec_cancel_all();
 	return 1;
@@ -357,10 +357,10 @@ int spec_drop(void)
 
 static int spec_same_record(void)
 {
-	if (P.nseen != P.nprev || !P.environ_same)
+	if (spec_state.nseen != spec_state.nprev || !spec_state.environ_same)
 		return 0;
-	for (size_t i = 0; i < P.nseen; i++) {
-		const struct record_entry *a = &P.seen[i], *b = &P.prev[i];
+	for (size_t i = 0; i < spec_state.nseen; i++) {
+		const struct record_entry *a = &spec_state.seen[i], *b = &spec_state.prev[i];
 
 		if (a->id.len != b->id.len || memcmp(a->id.data, b->id.data, a->id.len) ||
 		    a->rs.len != b->rs.len || memcmp(a->rs.data, b->rs.data, a->rs.len) ||
@@ -374,28 +374,28 @@ void spec_end(void)
 	struct buf rec = BUF_INIT, why = BUF_INIT;
 	int store;
 
-	if (P.done)
+	if (spec_state.done)
 		return;
-	P.done = 1;
+	spec_state.done = 1;
 	spec_cancel_all();
-	if (P.key && !spec_same_record() && (P.nseen || P.nprev) &&
+	if (spec_state.key && !spec_same_record() && (spec_state.nseen || spec_state.nprev) &&
 	    (store = answer_store(request_config_at_load(), 1)) >= 0) {
-		record_encode(&rec, P.key, P.environ, P.seen, P.nseen);
-		if (store_write(store, P.file, rec.data, rec.len, &why) < 0)
+		record_encode(&rec, spec_state.key, spec_state.environ, spec_state.seen, spec_state.nseen);
+		if (store_write(store, spec_state.file, rec.data, rec.len, &why) < 0)
 			log_debug("cannot write the record", &why);
 		else
 			answer_written();
 	}
-	strv_free(P.environ);
-	P.environ = NULL;
+	strv_free(spec_state.environ);
+	spec_state.environ = NULL;
 	buf_release(&rec);
 	buf_release(&why);
 }
 
 struct job *spec_take(const struct buf *id, uint64_t h, char ***envp)
 {
-	for (size_t i = 0; i < P.nspec; i++) {
-		struct spec *s = &P.spec[i];
+	for (size_t i = 0; i < spec_state.nspec; i++) {
+		struct spec *s = &spec_state.spec[i];
 
 		if (s->job && s->h == h && s->id.len == id->len &&
 		    !memcmp(s->id.data, id->data, id->len)) {
@@ -428,7 +428,7 @@ struct job *spec_answer(struct job *j, char **ran, char **call, uint64_t env)
 			engine_cancel(j);
 		else
 			job_free(j);
-		P.rejected++;
+		spec_state.rejected++;
 		return NULL;
 	}
 	strv_free(ran);
@@ -443,14 +443,14 @@ struct job *spec_answer(struct job *j, char **ran, char **call, uint64_t env)
 		answer_keep(j);
 	}
 	if (answer_holds(&j->res.readset, env, "speculated answer not used")) {
-		P.hits++;
+		spec_state.hits++;
 		/* what make would have waited for, less what it did wait */
 		answer_tally_hit(STATS_SPEC_HITS, answer_run_ns(j) - waited);
 		if (j->cache_key.len && !j->cached)
 			answer_miss(); /* looked up when it was speculated */
 		return j;
 	}
-	P.rejected++;
+	spec_state.rejected++;
 	job_free(j);
 	return NULL;
 }
@@ -464,21 +464,21 @@ size_t spec_note(size_t seen, const struct buf *id, const struct buf *rs, char *
 {
 	struct record_entry *e;
 
-	if (P.done)
+	if (spec_state.done)
 		return seen;
 	if (!seen) {
-		if (P.nseen == P.capseen) {
-			P.capseen = P.capseen ? 2 * P.capseen : 64;
-			P.seen = realloc(P.seen, P.capseen * sizeof *P.seen);
-			if (!P.seen)
+		if (spec_state.nseen == spec_state.capseen) {
+			spec_state.capseen = spec_state.capseen ? 2 * spec_state.capseen : 64;
+			spec_state.seen = realloc(spec_state.seen, spec_state.capseen * sizeof *spec_state.seen);
+			if (!spec_state.seen)
 				abort();
 		}
-		e = &P.seen[P.nseen++];
+		e = &spec_state.seen[spec_state.nseen++];
 		memset(e, 0, sizeof *e);
 		buf_add(&e->id, id->data, id->len);
-		seen = P.nseen;
+		seen = spec_state.nseen;
 	}
-	e = &P.seen[seen - 1];
+	e = &spec_state.seen[seen - 1];
 	buf_reset(&e->env);
 	wire_put_strv(&e->env, envp);
 	buf_reset(&e->rs);
@@ -491,9 +491,9 @@ size_t spec_note(size_t seen, const struct buf *id, const struct buf *rs, char *
 
 void spec_stats(struct spec_stats *st)
 {
-	st->speculated = P.speculated;
-	st->hits = P.hits;
-	st->unused = P.unused;
-	st->unproven = P.unproven;
-	st->rejected = P.rejected;
+	st->speculated = spec_state.speculated;
+	st->hits = spec_state.hits;
+	st->unused = spec_state.unused;
+	st->unproven = spec_state.unproven;
+	st->rejected = spec_state.rejected;
 }
