@@ -32,7 +32,7 @@
 #include "plugin/reexec.h"
 #include "plugin/slots.h"
 #include "plugin/spawn.h"
-#include "plugin/trace.h"
+#include "plugin/timeline.h"
 
 struct engine the_engine = {
 	.lock = PTHREAD_MUTEX_INITIALIZER,
@@ -214,7 +214,7 @@ void engine_trace_begin(const char *path)
 	if (!path || !*path || begun++ || (level && *level && strcmp(level, "0")) ||
 	    (restarts && *restarts))
 		return;
-	if (trace_begin(path, &err) < 0 && !the_engine.trace_warned++)
+	if (timeline_begin(path, &err) < 0 && !the_engine.trace_warned++)
 		log_msg("warning: cannot write the trace file %s: %s", path, (char *)err.data);
 	buf_release(&err);
 }
@@ -427,7 +427,7 @@ void engine_write_trace(void)
 {
 	struct buf err = BUF_INIT;
 
-	if (the_engine.trace && trace_write(the_engine.trace, &err) < 0 && !the_engine.trace_warned++)
+	if (the_engine.trace && timeline_write(the_engine.trace, &err) < 0 && !the_engine.trace_warned++)
 		log_msg("warning: cannot write the trace file %s: %s", the_engine.trace, (char *)err.data);
 	buf_release(&err);
 }
@@ -494,7 +494,7 @@ void engine_shutdown(void)
 	pthread_join(the_engine.thread, NULL);
 	slots_close(&the_engine.slots);
 	engine_write_trace();
-	trace_reset();
+	timeline_reset();
 	free(the_engine.trace);
 	the_engine.trace = NULL;
 	fatal_set_wake(-1);

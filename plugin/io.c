@@ -18,7 +18,7 @@
 #include "plugin/fault.h"
 #include "plugin/io.h"
 #include "plugin/log.h"
-#include "plugin/trace.h"
+#include "plugin/timeline.h"
 
 /* how often to look whether make started draining the jobserver */
 #define DRAIN_CHECK_MS 200
@@ -290,7 +290,7 @@ static void io_on_result(void *ctx, int64_t id, struct result_msg *res)
 	the_engine.st.bytes_in += j->res.out.len + j->res.err.len;
 	the_engine.results++;
 	if (the_engine.trace)
-		trace_record(j);
+		timeline_record(j);
 	/* last: its collector may be sent it now, and it freed */
 	collect_ended(j, lent);
 }

@@ -1,4 +1,4 @@
-#include "plugin/trace.h"
+#include "plugin/timeline.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -30,7 +30,7 @@ static pthread_mutex_t trace_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct span *spans;
 static size_t nspans, capspans;
 
-void trace_record(const struct job *j)
+void timeline_record(const struct job *j)
 {
 	struct span *s;
 
@@ -270,17 +270,17 @@ static int trace_update(const char *path, int fresh, struct buf *err)
 	return ret;
 }
 
-int trace_write(const char *path, struct buf *err)
+int timeline_write(const char *path, struct buf *err)
 {
 	return trace_update(path, 0, err);
 }
 
-int trace_begin(const char *path, struct buf *err)
+int timeline_begin(const char *path, struct buf *err)
 {
 	return trace_update(path, 1, err);
 }
 
-void trace_reset(void)
+void timeline_reset(void)
 {
 	pthread_mutex_lock(&trace_lock);
 	for (size_t i = 0; i < nspans; i++) {
