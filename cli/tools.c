@@ -60,7 +60,8 @@ int tools_print_config(const char *file, int origins, struct buf *err)
 	} else if (r == 0) {
 		config_dump(&c, &out);
 	}
-	fwrite(out.data, 1, out.len, stdout);
+	if (out.len) /* out.data is NULL when nothing was written (UBSan) */
+		fwrite(out.data, 1, out.len, stdout);
 	config_origin_release(&o);
 	config_release(&c);
 	buf_release(&out);
