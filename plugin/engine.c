@@ -176,7 +176,8 @@ void engine_submit(struct job *j)
 int engine_owns(void *ctx, pid_t pid)
 {
 	(void)ctx;
-	return (the_engine.backend && the_engine.backend->ops->owns(the_engine.backend, pid)) || guard_owns(pid);
+	return (the_engine.backend && the_engine.backend->ops->owns(the_engine.backend, pid)) ||
+	       guard_owns(pid);
 }
 
 /* Lock held.  A queued job goes to the head of the queue. */

@@ -83,8 +83,9 @@ static void io_dispatch(struct job *j, enum job_slot slot, unsigned char tok)
  */
 static int io_can_grow(void)
 {
-	int cap = the_engine.slots.js_active || the_engine.slots.limit > the_engine.workers_max ? the_engine.workers_max
-								     : the_engine.slots.limit;
+	int cap = the_engine.slots.js_active || the_engine.slots.limit > the_engine.workers_max
+			  ? the_engine.workers_max
+			  : the_engine.slots.limit;
 
 	return the_engine.workers < cap;
 }
@@ -95,7 +96,8 @@ static int io_can_grow(void)
  */
 static int io_grow(void)
 {
-	if (!io_can_grow() || the_engine.backend->ops->grow(the_engine.backend, the_engine.workers + 1) < 0)
+	if (!io_can_grow() ||
+	    the_engine.backend->ops->grow(the_engine.backend, the_engine.workers + 1) < 0)
 		return -1;
 	the_engine.workers++;
 	return 0;
@@ -136,8 +138,10 @@ static void io_schedule(void)
 	 * thread.  Under a jobserver a token is only taken for a job that
 	 * starts now.
 	 */
-	int ahead = !the_engine.slots.js_active && the_engine.slots.reading && the_engine.slots.limit >= the_engine.workers &&
-		!io_can_grow() ? the_engine.workers : 0;
+	int ahead = !the_engine.slots.js_active && the_engine.slots.reading &&
+		    the_engine.slots.limit >= the_engine.workers && !io_can_grow()
+			    ? the_engine.workers
+			    : 0;
 	int room = the_engine.backend->ops->free_slots(the_engine.backend) + ahead;
 
 	slots_round(&the_engine.slots);

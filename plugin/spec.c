@@ -272,7 +272,8 @@ void spec_start(void)
 		goto out;
 	}
 	buf_addf(&why, "%s: ", spec_state.file);
-	if (record_decode(data.data, data.len, spec_state.key, &spec_state.was, &spec_state.prev, &spec_state.nprev, &why) < 0) {
+	if (record_decode(data.data, data.len, spec_state.key, &spec_state.was, &spec_state.prev,
+			  &spec_state.nprev, &why) < 0) {
 		log_debug("record ignored", &why);
 		goto out;
 	}
