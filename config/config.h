@@ -11,29 +11,19 @@
  * calls exit() or prints.
  *
  * The file is a single YAML mapping at the top level (an empty file or an
- * empty document means "all defaults").  Keys and accepted values:
+ * empty document means "all defaults").  Its keys are the rows of the key
+ * table (config/keys.c: each key's name, kind of value, field below,
+ * default and range); man/asynccompile.yaml.5 is the user's reference,
+ * and t/t0003 checks that it documents the table.  In short:
  *
  *   workers: auto | integer 1..1024        (auto = online CPUs, growing to -jN)
- *   start_method: subprocess | spawn | fork
- *   warm: true | false                     (YAML 1.1 booleans: yes/no/on/off too)
- *   timeout: 0 | duration                  (0 = none)
- *   kill_grace: duration
- *   daemons: keep | kill                   (processes a job left in a session of their own)
+ *   start_method, echo, progress, daemons, cache_check: one word each
+ *   warm, speculate, cache: true | false   (YAML 1.1 booleans: yes/no/on/off too)
+ *   timeout, kill_grace: duration (0..24h); cache_max_age: age (1s..3650d)
  *   retries: integer 0..100
- *   launcher: sequence of strings          (argv prefix; [] = none)
- *   env: mapping string -> scalar          (extra job environment)
- *   echo: auto | true | false
- *   progress: auto | always | never
- *   trace: string                          ("" = no trace)
- *   max_output: size                       (1KiB .. 256MiB)
- *   speculate: true | false
- *   cache: true | false
- *   cache_max_age: age                     (a duration that may use d; 1s .. 3650d)
- *   cache_max_size: size                   (1MiB .. 1024GiB: cache entries and
- *                                           speculation records together)
- *   cache_check: mtime | content
- *   cache_dir: absolute path               ("" = $XDG_CACHE_HOME/asynccompile
- *                                           or ~/.cache/asynccompile)
+ *   max_output, cache_max_size: size (1KiB..256MiB; 1MiB..1024GiB)
+ *   launcher: sequence of strings; env: mapping string -> scalar
+ *   trace: string; cache_dir: "" or an absolute path
  *
  * trace: a relative path is relative to the build's starting directory
  * (lib/startdir.h); the plugin resolves it, this module keeps the text.
@@ -81,7 +71,7 @@ struct config {
 	int cache_content;        /* identify programs by content, not mtime+size */
 	char *cache_dir;          /* malloc'd; "" = the per-user default */
 	char *source;             /* malloc'd: file it came from, or "built-in defaults" */
-	/* the line of `source` that set each key (keys in config_dump()'s order), 0: default */
+	/* the line of `source` that set each key (index: the key table's row), 0: default */
 	uint32_t key_line[CONFIG_MAX_KEYS];
 };
 
@@ -94,6 +84,8 @@ void config_defaults(struct config *c);
  */
 void config_default_cache(int on);
 void config_release(struct config *c);
+/* 1 when a and b hold the same value for every key (not source nor key_line). */
+int config_same(const struct config *a, const struct config *b);
 /*
  * Parse `path` into *c (which receives defaults for keys the file omits).
  * Returns 0, or -1 with one line in *err and *c left as config_defaults().
