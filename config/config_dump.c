@@ -127,29 +127,26 @@ static void dump_key(struct buf *out, const struct config *c, size_t i, int orig
 	const struct cfg_key *k = &keys_table[i];
 	char *const *v;
 
-	buf_addf(out, "%s:", k->name);
+	/* a mapping's entries go on the lines after its key */
+	buf_addf(out, "%s:%s", k->name, k->type == CFG_ENV ? "" : " ");
 	switch (k->type) {
 	case CFG_WORD:
-		buf_addch(out, ' ');
 		dump_word(out, k->words, *CFG_CFIELD(c, k, int));
 		break;
 	case CFG_INT:
-		buf_addch(out, ' ');
 		if ((k->flags & CFG_AUTO) && *CFG_CFIELD(c, k, int) <= 0)
 			buf_addstr(out, "auto");
 		else
 			dump_number(out, k->units, *CFG_CFIELD(c, k, int));
 		break;
 	case CFG_INT64:
-		buf_addch(out, ' ');
 		dump_number(out, k->units, *CFG_CFIELD(c, k, int64_t));
 		break;
 	case CFG_STRING:
-		buf_addch(out, ' ');
 		dump_quoted(out, *CFG_CFIELD(c, k, char *) ? *CFG_CFIELD(c, k, char *) : "");
 		break;
 	case CFG_ARGV:
-		buf_addstr(out, " [");
+		buf_addch(out, '[');
 		for (v = *CFG_CFIELD(c, k, char **); v && *v; v++) {
 			if (v != *CFG_CFIELD(c, k, char **))
 				buf_addstr(out, ", ");
