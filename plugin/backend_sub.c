@@ -94,12 +94,8 @@ static void sub_report_failed(struct sub *s, int64_t id, uint32_t flags, uint32_
 {
 	struct result_msg r;
 
-	memset(&r, 0, sizeof r);
-	r.status = STATUS_NOT_RUN;
-	r.flags = flags;
-	r.worker = -1;
+	msg_result_fail(&r, STATUS_NOT_RUN, flags, "%s", why);
 	r.attempts = attempts;
-	buf_addf(&r.err, "asynccompile: %s\n", why);
 	s->report.result(s->report.ctx, id, &r);
 	msg_result_release(&r);
 }

@@ -65,11 +65,8 @@ static void io_dispatch(struct job *j, enum job_slot slot, unsigned char tok)
 		 */
 		struct result_msg r;
 
-		memset(&r, 0, sizeof r);
-		r.status = STATUS_NOT_RUN;
-		r.worker = -1;
-		buf_addf(&r.err, "asynccompile: the pool refused the job (%s); not run\n",
-			 strerror(errno));
+		msg_result_fail(&r, STATUS_NOT_RUN, 0, "the pool refused the job (%s); not run",
+				strerror(errno));
 		io_on_result(NULL, j->id, &r);
 		msg_result_release(&r);
 	}
@@ -313,10 +310,9 @@ static void io_stop_all(void)
 		if (j->state == JOB_DONE)
 			continue;
 		slots_release(&the_engine.slots, j);
-		buf_addstr(&j->res.err, j->state == JOB_RUNNING
-			   ? "asynccompile: killed: make was exiting\n"
-			   : "asynccompile: not run: make was exiting\n");
-		j->res.status = STATUS_NOT_RUN;
+		msg_result_release(&j->res);
+		msg_result_fail(&j->res, STATUS_NOT_RUN, 0, "%s: make was exiting",
+				j->state == JOB_RUNNING ? "killed" : "not run");
 		engine_job_done(j);
 	}
 	while ((j = the_engine.discarded)) {

@@ -93,7 +93,7 @@ static void pool_start_failed(struct pool *p, const char *why)
 	p->start_failures = 0;
 	p->next_start = 0;
 	for (struct pjob *j; (j = pool_dequeue(p));)
-		pool_report(p, j, POOL_STATUS_NO_WORKER, RES_SPAWN_FAILED,
+		pool_report(p, j, STATUS_CANNOT_RUN, RES_SPAWN_FAILED,
 			    "cannot start a worker: %s", why);
 }
 
@@ -150,7 +150,7 @@ static void pool_job_lost(struct pool *p, struct pworker *w, struct pjob *j)
 	int64_t timeout = j->cancelled ? 0 : pool_job_timeout(j);
 
 	if (j->cancelled) {
-		pool_report(p, j, POOL_STATUS_CRASHED, RES_CANCELLED,
+		pool_report(p, j, STATUS_NOT_RUN, RES_CANCELLED,
 			    "worker %d died while this job was being cancelled",
 			    w->index);
 	} else if (timeout > 0 && pool_now_ms() - j->dispatched_ms >= timeout) {
@@ -171,7 +171,7 @@ static void pool_job_lost(struct pool *p, struct pworker *w, struct pjob *j)
 		p->st.retried++;
 		pool_enqueue(p, j, 1);
 	} else {
-		pool_report(p, j, POOL_STATUS_CRASHED, RES_CRASHED,
+		pool_report(p, j, STATUS_NOT_RUN, RES_CRASHED,
 			    "worker %d died while running this job (attempt %"
 			    PRIu32 " of %" PRIu32 "); giving up",
 			    w->index, j->attempts, runs);
