@@ -14,16 +14,8 @@
  * empty document means "all defaults").  Its keys are the rows of the key
  * table (config/keys.c: each key's name, kind of value, field below,
  * default and range); man/asynccompile.yaml.5 is the user's reference,
- * and t/t0003 checks that it documents the table.  In short:
- *
- *   workers: auto | integer 1..1024        (auto = online CPUs, growing to -jN)
- *   start_method, echo, progress, daemons, cache_check: one word each
- *   warm, speculate, cache: true | false   (YAML 1.1 booleans: yes/no/on/off too)
- *   timeout, kill_grace: duration (0..24h); cache_max_age: age (1s..3650d)
- *   retries: integer 0..100
- *   max_output, cache_max_size: size (1KiB..256MiB; 1MiB..1024GiB)
- *   launcher: sequence of strings; env: mapping string -> scalar
- *   trace: string; cache_dir: "" or an absolute path
+ * and t/t0003 checks that it documents the table.  The fields of struct
+ * config below say what each value means to its readers.
  *
  * trace: a relative path is relative to the build's starting directory
  * (lib/startdir.h); the plugin resolves it, this module keeps the text.
@@ -50,26 +42,29 @@ enum start_method { START_SUBPROCESS, START_SPAWN, START_FORK };
 enum tristate { TRI_AUTO, TRI_TRUE, TRI_FALSE };
 enum progress_mode { PROGRESS_AUTO, PROGRESS_ALWAYS, PROGRESS_NEVER };
 
+/* One field per key of the table (its key named where the names differ). */
 struct config {
 	int workers;              /* 0 = auto (resolve with config_workers()) */
 	enum start_method start_method;
-	int warm;
-	int64_t timeout_ms;       /* 0 = none */
-	int64_t kill_grace_ms;
+	int warm;                 /* start every worker when the pool starts */
+	int64_t timeout_ms;       /* timeout: per job; 0 = none */
+	int64_t kill_grace_ms;    /* kill_grace: SIGTERM, then SIGKILL after this */
 	int kill_daemons;         /* daemons: kill (else keep until the pool ends) */
-	int retries;
-	char **launcher;          /* NULL-terminated, malloc'd; never NULL */
+	int retries;              /* re-runs after a worker crash */
+	char **launcher;          /* argv prefix, NULL-terminated, malloc'd; never NULL */
 	char **env;               /* "K=V" NULL-terminated, malloc'd; never NULL */
-	enum tristate echo;
-	enum progress_mode progress;
+	enum tristate echo;       /* build steps echoed when queued in a recipe */
+	enum progress_mode progress; /* the stderr line on a terminal */
 	char *trace;              /* malloc'd; "" = none */
 	int64_t max_output;       /* bytes per stream */
 	int speculate;            /* async-shell runs last run's commands ahead */
 	int cache;                /* keep async-shell/async-try answers between runs */
-	int64_t cache_max_age_ms; /* entries older than this are misses */
+	int64_t cache_max_age_ms; /* cache_max_age: entries older than this are misses */
 	int64_t cache_max_size;   /* bytes the store's entries and records may take */
-	int cache_content;        /* identify programs by content, not mtime+size */
-	char *cache_dir;          /* malloc'd; "" = the per-user default */
+	int cache_content;        /* cache_check: content (identify programs by their
+				     bytes), else mtime (by mtime and size) */
+	char *cache_dir;          /* malloc'd; "" = $XDG_CACHE_HOME/asynccompile or
+				     ~/.cache/asynccompile */
 	char *source;             /* malloc'd: file it came from, or "built-in defaults" */
 	/* the line of `source` that set each key (index: the key table's row), 0: default */
 	uint32_t key_line[CONFIG_MAX_KEYS];
