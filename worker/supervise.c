@@ -55,7 +55,7 @@ struct sup {
 	struct frame_decoder dec;
 	struct frame_outq upq; /* frames waiting for out_fd */
 	int hello_done;
-	int in_eof, out_dead;
+	int out_dead;
 	int done, status;
 	struct buf err; /* why it ends with status 1 */
 };
@@ -173,21 +173,14 @@ static void sup_stats(struct sup *s)
 
 static void sup_hello(struct sup *s)
 {
-	struct hello_msg peer, me = { PROTO_VERSION, (uint32_t)s->nworkers,
-				      (int32_t)getpid() };
-	struct buf b = BUF_INIT;
+	struct buf b = BUF_INIT, err = BUF_INIT;
 
-	if (s->dec.id != PROTO_ID_CONTROL ||
-	    msg_get_hello(s->dec.payload.data, s->dec.payload.len, &peer, NULL) < 0) {
-		sup_fail(s, "expected HELLO as the first frame");
+	if (msg_hello_answer(s->dec.id, s->dec.payload.data, s->dec.payload.len,
+			     (uint32_t)s->nworkers, &b, &err) < 0) {
+		sup_fail(s, "%s", (char *)err.data);
+		buf_release(&err);
 		return;
 	}
-	if (peer.version != PROTO_VERSION) {
-		sup_fail(s, "protocol version mismatch: peer speaks %" PRIu32
-			 ", I speak %d", peer.version, PROTO_VERSION);
-		return;
-	}
-	msg_put_hello(&b, &me);
 	frame_put(&s->upq.buf, PROTO_ID_CONTROL, b.data, b.len);
 	buf_release(&b);
 	s->hello_done = 1;
@@ -269,34 +262,29 @@ static void sup_frame(struct sup *s)
 	sup_fail(s, "unexpected frame (job %" PRId64 ", type %d)", d->id, type);
 }
 
+static int sup_on_frame(void *ctx, struct frame_decoder *d)
+{
+	struct sup *s = ctx;
+
+	(void)d;
+	sup_frame(s);
+	return s->done;
+}
+
 static void sup_read(struct sup *s)
 {
-	unsigned char tmp[64 << 10];
-	ssize_t n = read(s->in_fd, tmp, sizeof tmp);
-	size_t off = 0, used;
-
-	if (n < 0 && (errno == EINTR || errno == EAGAIN))
+	switch (frame_read(s->in_fd, &s->dec, 0, sup_on_frame, s, NULL)) {
+	case FRAME_R_AGAIN: case FRAME_R_OK: case FRAME_R_STOP:
 		return;
-	if (n <= 0) {
-		s->in_eof = 1;
-		if (frame_eof(&s->dec) < 0)
-			sup_fail(s, "%s", (char *)s->dec.err.data);
-		s->done = 1;
-		return;
+	case FRAME_R_ERRNO: /* as good as an end: the plugin is gone */
+		if (frame_eof(&s->dec) == 0)
+			break;
+		/* fall through */
+	case FRAME_R_BAD: /* malformed, or cut off mid-frame */
+		sup_fail(s, "%s", (char *)s->dec.err.data);
+		break;
 	}
-	while (!s->done && off < (size_t)n) {
-		int r = frame_feed(&s->dec, tmp + off, (size_t)n - off, &used);
-
-		off += used;
-		if (r == FRAME_ERROR) {
-			sup_fail(s, "%s", (char *)s->dec.err.data);
-			return;
-		}
-		if (r == FRAME_READY) {
-			sup_frame(s);
-			frame_next(&s->dec);
-		}
-	}
+	s->done = 1;
 }
 
 /* Give the last frames (results, an ERROR) a bounded chance to leave. */
