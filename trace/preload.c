@@ -226,6 +226,7 @@ static void tr_init_once(void)
 		tr_env.ppid = f[8];
 	}
 	tr_logfd = (int)f[0];
+	tr_log_map(tr_logfd, &st);
 	tr_pid = getpid();
 	tr_batch_begin(&b);
 	tr_hello();

@@ -87,6 +87,8 @@ struct tr_env {
 extern struct tr_env tr_env;
 
 int tr_init(void);
+/* Map the log if it is a shared one (lib/tracelog.h); else events are written. */
+void tr_log_map(int fd, const struct stat *st);
 void tr_reentered(void);
 void tr_emit_after_fork(void);
 
@@ -151,7 +153,7 @@ int tr_where_str(const struct tr_where *w, char *buf, size_t size);
 
 void tr_ident(struct tl_event *ev, const struct stat *st);
 void tr_event_init(struct tl_event *ev, int type);
-/* Write one event (header and path pieces) with one writev(2). */
+/* Append one event (header and path pieces): to the shared log, or one writev(2). */
 void tr_write(struct tl_event *ev, const struct iovec *iov, int n);
 /* Several events from one piece of bookkeeping, in as few writes. */
 struct tr_batch {
