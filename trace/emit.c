@@ -236,6 +236,8 @@ static void tr_ring_add(const struct tl_event *ev, const struct iovec *iov, int 
 	tr_ring.len[k] = ev->len;
 }
 
+static void tr_memo_forget(void);
+
 /* The events of a batch on this thread (tr_batch_begin), if one is open. */
 static __thread struct tr_batch *tr_batch_cur __attribute__((tls_model("initial-exec")));
 
@@ -407,6 +409,8 @@ void tr_write(struct tl_event *ev, const struct iovec *iov, int n)
 	}
 	ev->len = (uint32_t)len;
 	ev->pid = __atomic_load_n(&tr_pid, __ATOMIC_RELAXED);
+	if (ev->type == TL_WRITE)
+		tr_memo_forget();
 	if (dedup && tr_ring_has(ev, iov, n)) {
 		errno = saved;
 		return;
@@ -480,6 +484,150 @@ void tr_emit(int type, int flags, const struct stat *st, int dirfd, const char *
 
 	if (tr_where(&w, dirfd, path) == 0)
 		tr_emit_where(type, flags, st, &w);
+}
+
+/*
+ * The tracer's own lookups for its models (the walk realpath makes,
+ * locale and message catalogue candidates): the first answer for a path
+ * in this process image stands for the later ones, as tr_once() lets a
+ * model's first events stand for its later runs.  Sound because the
+ * read set keeps the first identity a path had in the run and is checked
+ * against the file system as it is when reused: a path that changed
+ * after the first lookup differs from it then (ctime only moves
+ * forward), and a change by the command itself is its WRITE (scratch or
+ * impure).  A WRITE of this process empties the memo all the same
+ * (tr_write), so that its own scratch is seen as it is.  Lives in memory
+ * of its own, mapped on first use: a vfork child's entries stay for its
+ * parent (true lookups of the same run), and the snapshot stays small.
+ */
+#define TR_MEMO_SLOTS 512
+#define TR_MEMO_TEXT (64 * 1024)
+struct tr_memo_slot {
+	uint64_t h;
+	uint32_t gen, off, len;
+	int err;            /* 0: st holds the identity; else the errno */
+	struct stat st;
+};
+struct tr_memo {
+	int lock;
+	uint32_t gen, used, text_used;
+	struct tr_memo_slot slot[TR_MEMO_SLOTS];
+	char text[TR_MEMO_TEXT];
+};
+static struct tr_memo *tr_memo;
+
+static uint64_t tr_memo_hash(const char *p, size_t n, int nofollow)
+{
+	uint64_t h = 0xcbf29ce484222325ull ^ (uint64_t)nofollow;
+
+	for (size_t i = 0; i < n; i++)
+		h = (h ^ (unsigned char)p[i]) * 0x100000001b3ull;
+	return h | 1;
+}
+
+/* Forget every answer (this process changed the file system). */
+static void tr_memo_forget(void)
+{
+	struct tr_memo *m = tr_memo;
+
+	if (m)
+		__atomic_add_fetch(&m->gen, 1, __ATOMIC_SEQ_CST);
+}
+
+/*
+ * The slot for path (n bytes, absolute) in a locked memo: the one that
+ * holds it (*found 1), a free one, or NULL when full.
+ */
+static struct tr_memo_slot *tr_memo_find(struct tr_memo *m, const char *path, size_t n,
+					 uint64_t h, int *found)
+{
+	*found = 0;
+	for (uint32_t i = (uint32_t)(h % TR_MEMO_SLOTS), k = 0; k < TR_MEMO_SLOTS;
+	     i = (i + 1) % TR_MEMO_SLOTS, k++) {
+		struct tr_memo_slot *sl = &m->slot[i];
+
+		if (!sl->h)
+			return sl;
+		if (sl->h == h && sl->len == n && !memcmp(m->text + sl->off, path, n)) {
+			*found = sl->gen == m->gen;
+			return sl;
+		}
+	}
+	return NULL;
+}
+
+/* stat (lstat) of an absolute path through the memo; -1 with errno. */
+static int tr_stat_memo(const char *path, int nofollow, struct stat *st)
+{
+	size_t n = strlen(path);
+	uint64_t h = tr_memo_hash(path, n, nofollow);
+	struct tr_memo *m = tr_memo;
+	struct tr_memo_slot *sl;
+	int found, r, err;
+
+	if (!m) {
+		void *p = TR_CALL(mmap)(NULL, sizeof *m, PROT_READ | PROT_WRITE,
+					MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+		if (p == MAP_FAILED)
+			return tr_stat_at(AT_FDCWD, path, nofollow, st);
+		tr_memo = m = p;
+	}
+	if (n >= TR_MEMO_TEXT || __atomic_exchange_n(&m->lock, 1, __ATOMIC_ACQUIRE))
+		return tr_stat_at(AT_FDCWD, path, nofollow, st);
+	sl = tr_memo_find(m, path, n, h, &found);
+	if (found) {
+		err = sl->err;
+		*st = sl->st;
+		__atomic_store_n(&m->lock, 0, __ATOMIC_RELEASE);
+		errno = err;
+		return err ? -1 : 0;
+	}
+	r = tr_stat_at(AT_FDCWD, path, nofollow, st);
+	err = r < 0 ? errno : 0;
+	/* only what the models turn into events: an identity or an absence */
+	if (sl && (!err || err == ENOENT || err == ENOTDIR)) {
+		if (!sl->h) {
+			if (m->text_used + n > TR_MEMO_TEXT || m->used + 1 > TR_MEMO_SLOTS / 2)
+				sl = NULL;
+			else {
+				memcpy(m->text + m->text_used, path, n);
+				sl->off = m->text_used;
+				sl->len = (uint32_t)n;
+				m->text_used += (uint32_t)n;
+				m->used++;
+				sl->h = h;
+			}
+		}
+		if (sl) {
+			sl->gen = m->gen;
+			sl->err = err;
+			if (!err)
+				sl->st = *st;
+		}
+	}
+	__atomic_store_n(&m->lock, 0, __ATOMIC_RELEASE);
+	errno = err;
+	return r;
+}
+
+int tr_stat_model(const char *path, int nofollow, struct stat *st)
+{
+	if (!path || path[0] != '/')
+		return tr_stat_at(AT_FDCWD, path, nofollow, st);
+	return tr_stat_memo(path, nofollow, st);
+}
+
+void tr_emit_model(int type, int flags, const char *path)
+{
+	struct stat st;
+
+	if (tr_stat_model(path, flags & TL_NOFOLLOW, &st) == 0)
+		tr_emit(type, flags, &st, AT_FDCWD, path);
+	else if (errno == ENOENT || errno == ENOTDIR)
+		tr_emit(type, flags, NULL, AT_FDCWD, path);
+	else
+		tr_opaque_at("cannot tell what a path is:", AT_FDCWD, path);
 }
 
 void tr_emit_now(int type, int flags, int dirfd, const char *path)

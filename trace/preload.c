@@ -196,7 +196,7 @@ static void tr_init_once(void)
 	int ahead;
 	int n = v ? tr_parse_env(v, f, 9, &ahead) : -1;
 	struct stat st;
-	Dl_info self;
+	const char *self;
 	struct tr_batch b;
 	int state = TR_OFF;
 
@@ -204,13 +204,12 @@ static void tr_init_once(void)
 	if ((n != 3 && n != 7 && n != 9) || f[0] > INT_MAX || fstat((int)f[0], &st) < 0 ||
 	    st.st_dev != f[1] || st.st_ino != f[2])
 		goto out;
-	if (!dladdr((void *)tr_init_once, &self) || !self.dli_fname ||
-	    strlen(self.dli_fname) >= sizeof tr_env.self)
+	if (!(self = tr_object_name((void *)tr_init_once)) || strlen(self) >= sizeof tr_env.self)
 		goto out;
 	tr_real_warm();
 	tr_real_get(&tr_real__exit);
 	tr_real_get(&tr_real__Exit);
-	strcpy(tr_env.self, self.dli_fname);
+	strcpy(tr_env.self, self);
 	tr_env.dev = f[1];
 	tr_env.ino = f[2];
 	tr_env.ahead = ahead;
