@@ -500,17 +500,24 @@ void tr_emit(int type, int flags, const struct stat *st, int dirfd, const char *
  * of its own, mapped on first use: a vfork child's entries stay for its
  * parent (true lookups of the same run), and the snapshot stays small.
  */
-#define TR_MEMO_SLOTS 512
-#define TR_MEMO_TEXT (64 * 1024)
+#define TR_MEMO_SLOTS 128    /* answers kept, in the order they came */
+#define TR_MEMO_INDEX 256    /* hash buckets: slot + 1, 0 free */
+#define TR_MEMO_TEXT 8192
 struct tr_memo_slot {
 	uint64_t h;
 	uint32_t gen, off, len;
 	int err;            /* 0: st holds the identity; else the errno */
 	struct stat st;
 };
+/*
+ * Dense, so that a process touches a few pages of it (each one a page
+ * fault, bench/README.md): the index, then the slots and their paths as
+ * they are used.
+ */
 struct tr_memo {
 	int lock;
 	uint32_t gen, used, text_used;
+	uint16_t index[TR_MEMO_INDEX];
 	struct tr_memo_slot slot[TR_MEMO_SLOTS];
 	char text[TR_MEMO_TEXT];
 };
@@ -535,22 +542,24 @@ static void tr_memo_forget(void)
 }
 
 /*
- * The slot for path (n bytes, absolute) in a locked memo: the one that
- * holds it (*found 1), a free one, or NULL when full.
+ * The index bucket for path (n bytes, absolute) in a locked memo: the
+ * one that holds it (*found 1: current; 2: from before a WRITE), or a
+ * free one; NULL when the index is full.
  */
-static struct tr_memo_slot *tr_memo_find(struct tr_memo *m, const char *path, size_t n,
-					 uint64_t h, int *found)
+static uint16_t *tr_memo_find(struct tr_memo *m, const char *path, size_t n, uint64_t h,
+			      int *found)
 {
 	*found = 0;
-	for (uint32_t i = (uint32_t)(h % TR_MEMO_SLOTS), k = 0; k < TR_MEMO_SLOTS;
-	     i = (i + 1) % TR_MEMO_SLOTS, k++) {
-		struct tr_memo_slot *sl = &m->slot[i];
+	for (uint32_t i = (uint32_t)(h % TR_MEMO_INDEX), k = 0; k < TR_MEMO_INDEX;
+	     i = (i + 1) % TR_MEMO_INDEX, k++) {
+		struct tr_memo_slot *sl;
 
-		if (!sl->h)
-			return sl;
+		if (!m->index[i])
+			return &m->index[i];
+		sl = &m->slot[m->index[i] - 1];
 		if (sl->h == h && sl->len == n && !memcmp(m->text + sl->off, path, n)) {
-			*found = sl->gen == m->gen;
-			return sl;
+			*found = sl->gen == m->gen ? 1 : 2;
+			return &m->index[i];
 		}
 	}
 	return NULL;
@@ -562,7 +571,8 @@ static int tr_stat_memo(const char *path, int nofollow, struct stat *st)
 	size_t n = strlen(path);
 	uint64_t h = tr_memo_hash(path, n, nofollow);
 	struct tr_memo *m = tr_memo;
-	struct tr_memo_slot *sl;
+	struct tr_memo_slot *sl = NULL;
+	uint16_t *ix;
 	int found, r, err;
 
 	if (!m) {
@@ -575,8 +585,9 @@ static int tr_stat_memo(const char *path, int nofollow, struct stat *st)
 	}
 	if (n >= TR_MEMO_TEXT || __atomic_exchange_n(&m->lock, 1, __ATOMIC_ACQUIRE))
 		return tr_stat_at(AT_FDCWD, path, nofollow, st);
-	sl = tr_memo_find(m, path, n, h, &found);
-	if (found) {
+	ix = tr_memo_find(m, path, n, h, &found);
+	if (found == 1) {
+		sl = &m->slot[*ix - 1];
 		err = sl->err;
 		*st = sl->st;
 		__atomic_store_n(&m->lock, 0, __ATOMIC_RELEASE);
@@ -586,18 +597,18 @@ static int tr_stat_memo(const char *path, int nofollow, struct stat *st)
 	r = tr_stat_at(AT_FDCWD, path, nofollow, st);
 	err = r < 0 ? errno : 0;
 	/* only what the models turn into events: an identity or an absence */
-	if (sl && (!err || err == ENOENT || err == ENOTDIR)) {
-		if (!sl->h) {
-			if (m->text_used + n > TR_MEMO_TEXT || m->used + 1 > TR_MEMO_SLOTS / 2)
-				sl = NULL;
-			else {
-				memcpy(m->text + m->text_used, path, n);
-				sl->off = m->text_used;
-				sl->len = (uint32_t)n;
-				m->text_used += (uint32_t)n;
-				m->used++;
-				sl->h = h;
-			}
+	if (ix && (!err || err == ENOENT || err == ENOTDIR)) {
+		if (found == 2) {
+			sl = &m->slot[*ix - 1];
+		} else if (m->used < TR_MEMO_SLOTS && m->text_used + n <= TR_MEMO_TEXT &&
+			   2 * (m->used + 1) <= TR_MEMO_INDEX) {
+			sl = &m->slot[m->used];
+			memcpy(m->text + m->text_used, path, n);
+			sl->off = m->text_used;
+			sl->len = (uint32_t)n;
+			sl->h = h;
+			m->text_used += (uint32_t)n;
+			*ix = (uint16_t)++m->used;
 		}
 		if (sl) {
 			sl->gen = m->gen;
