@@ -1,9 +1,14 @@
 /*
  * emit.c - the tracer's plumbing: the real functions, paths made
- * absolute, events built on the stack and written with one writev(2),
- * and the few rules every hook shares (what a lookup depended on, what a
- * change destroyed).  Nothing here allocates: it runs in fork children
- * and on the way out of _exit.
+ * absolute, events built on the stack and appended to the shared log (or
+ * written with one writev(2)), the models' memo of lookups, and the few
+ * rules every hook shares (what a lookup depended on, what a change
+ * destroyed).  Nothing here allocates from the heap: it runs in fork
+ * children and on the way out of _exit.
+ *
+ * Over 600 lines: the log's two ways of appending, the event ring, the
+ * memo and the shared rules all meet in tr_write(), whose state
+ * (thread-local ring and batch) vfork.c saves and restores as one.
  */
 #include <dlfcn.h>
 #include <fcntl.h>

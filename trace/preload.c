@@ -15,11 +15,14 @@
  *    itself are invisible, so the functions that look files up
  *    internally are modelled (locale, messages, time zone, realpath,
  *    the dynamic loader) or made opaque (NSS, iconv, glob, nftw...).
- *  - An event is written whole by one writev(2) on the log's O_APPEND
- *    description, built on the stack: no allocation, no lock, safe in
- *    fork children and on the way out.  Bookkeeping that emits several
- *    events at once (the constructor, the models, an exec attempt) writes
- *    them in as few writes as fit (tr_batch), still whole and in order.
+ *  - An event is built on the stack and appended to the shared log
+ *    (lib/tracelog.h, struct tl_shm) with a fetch-add and a copy, no
+ *    system call; a log without the header gets one writev(2) on its
+ *    O_APPEND description per event.  No allocation, no lock, safe in
+ *    fork children and on the way out.  For a writev log, bookkeeping
+ *    that emits several events at once (the constructor, the models, an
+ *    exec attempt) writes them in as few writes as fit (tr_batch), still
+ *    whole and in order.
  *    An event identical to one of the last few this thread wrote is
  *    dropped (nothing it would say is new).  Paths are absolute (the
  *    working directory or the dirfd's /proc/self/fd link, then '/', then
