@@ -225,20 +225,6 @@ static void launch_trace_append(int fd, const void *ev, size_t n)
 		launch_trace_broken(fd);
 }
 
-/* A fresh log: its size and header (tracelog.h); -1 with errno. */
-static int launch_trace_init(int fd)
-{
-	struct tl_shm h;
-
-	memset(&h, 0, sizeof h);
-	memcpy(h.magic, TL_SHM_MAGIC, sizeof h.magic);
-	h.cap = LAUNCH_TRACE_CAP;
-	if (ftruncate(fd, (off_t)(TL_SHM_DATA + h.cap)) < 0 ||
-	    pwrite(fd, &h, sizeof h, 0) != (ssize_t)sizeof h)
-		return -1;
-	return 0;
-}
-
 /* One event into a traced job's log, as the preload writes them. */
 static void launch_trace_event(int fd, int type, const struct stat *sb, const char *text,
 			       size_t n)
@@ -620,7 +606,7 @@ static int launch_trace_setup(const struct job_msg *job, int out_w, int err_w, l
 	l->trace_fd = memfd_create("asynccompile-trace", MFD_CLOEXEC);
 	if (l->trace_fd < 0)
 		return -1;
-	if (launch_trace_init(l->trace_fd) < 0) {
+	if (tl_shm_make(l->trace_fd, LAUNCH_TRACE_CAP) < 0) {
 		launch_close(&l->trace_fd);
 		return -1;
 	}

@@ -108,6 +108,8 @@
 
 #include <stdint.h>
 #include <string.h>
+#include <sys/types.h>
+#include <unistd.h>
 
 /*
  * The environment variable the preload reads: "FD:DEV:INO" of the log,
@@ -206,6 +208,23 @@ struct tl_shm {
 	uint64_t cap;     /* bytes of room from TL_SHM_DATA on */
 	uint64_t head;    /* bytes taken: the events are [TL_SHM_DATA, +head) */
 };
+
+/*
+ * Make the memfd fd a fresh shared log with cap bytes of room: its size
+ * and header (the runner, lib/launch.c; harnesses).  0, or -1 with errno.
+ */
+static inline int tl_shm_make(int fd, uint64_t cap)
+{
+	struct tl_shm h;
+
+	memset(&h, 0, sizeof h);
+	memcpy(h.magic, TL_SHM_MAGIC, sizeof h.magic);
+	h.cap = cap;
+	if (ftruncate(fd, (off_t)(TL_SHM_DATA + cap)) < 0 ||
+	    pwrite(fd, &h, sizeof h, 0) != (ssize_t)sizeof h)
+		return -1;
+	return 0;
+}
 
 /*
  * Whether a shared log's header h (read from a log of `size` bytes now)

@@ -53,20 +53,6 @@ static int legacy_log;
 /* the shared log's room (the runner's is 64 MiB) */
 static uint64_t shm_cap = ((uint64_t)4 << 20) - TL_SHM_DATA;
 
-/* A shared log, as the runner makes it (lib/launch.c). */
-static int shm_init(int m)
-{
-	struct tl_shm h;
-
-	memset(&h, 0, sizeof h);
-	memcpy(h.magic, TL_SHM_MAGIC, sizeof h.magic);
-	h.cap = shm_cap;
-	if (ftruncate(m, (off_t)(TL_SHM_DATA + h.cap)) < 0 ||
-	    pwrite(m, &h, sizeof h, 0) != (ssize_t)sizeof h)
-		return -1;
-	return 0;
-}
-
 static const char *const type_names[] = {
 	"?", "HELLO", "BYE", "FORK", "EXEC", "EXECFAIL", "SPAWN", "READ", "LIST", "WRITE",
 	"OPAQUE", "CLOCK", "VALUE", "IMPURE", "RANDOM",
@@ -110,7 +96,7 @@ static void run(struct run *r, int trace, const char *const *env, char *const ar
 
 	memset(r, 0, sizeof *r);
 	snprintf(path, sizeof path, "/proc/self/fd/%d", m);
-	if (m < 0 || (!legacy_log && shm_init(m) < 0))
+	if (m < 0 || (!legacy_log && tl_shm_make(m, shm_cap) < 0))
 		abort();
 	w = open(path, (legacy_log ? O_WRONLY : O_RDWR) | O_APPEND | O_CLOEXEC);
 	if (w < 0 || fstat(w, &st) < 0 || pipe2(p, O_CLOEXEC) < 0)
