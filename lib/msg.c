@@ -5,13 +5,18 @@
  * manual.  The fields they are made of are wire.c's; framing is frame.c's.
  */
 #include "lib/msg.h"
+#include "lib/proto.h"
 #include "lib/err.h"
 #include "lib/readset.h"
 #include "lib/strv.h"
 #include "lib/wire.h"
 
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 void msg_put_text(struct buf *out, uint8_t type, const char *text)
 {
@@ -78,6 +83,20 @@ int msg_get_hello(const void *p, size_t n, struct hello_msg *m, struct buf *err)
 		memset(m, 0, sizeof *m);
 		return err_fail(err, "%s", bad);
 	}
+	return 0;
+}
+
+int msg_hello_answer(int64_t id, const void *p, size_t n, uint32_t workers, struct buf *reply,
+		     struct buf *err)
+{
+	struct hello_msg peer, me = { PROTO_VERSION, workers, (int32_t)getpid() };
+
+	if (id != PROTO_ID_CONTROL || msg_get_hello(p, n, &peer, NULL) < 0)
+		return err_fail(err, "expected HELLO as the first frame");
+	if (peer.version != PROTO_VERSION)
+		return err_fail(err, "protocol version mismatch: peer speaks %" PRIu32 ", I speak %d",
+				peer.version, PROTO_VERSION);
+	msg_put_hello(reply, &me);
 	return 0;
 }
 
@@ -416,6 +435,22 @@ int msg_restamp_result(void *p, size_t n, int32_t worker, uint32_t attempts,
 	memcpy(tail + 4, &attempts, 4);
 	memcpy(tail + 8, &running, 4);
 	return 0;
+}
+
+void msg_result_fail(struct result_msg *m, int32_t status, uint32_t flags, const char *fmt, ...)
+{
+	char line[300];
+	va_list ap;
+
+	memset(m, 0, sizeof *m);
+	m->status = status;
+	m->flags = flags;
+	m->worker = -1;
+	m->start_ns = m->end_ns = proto_now_ns();
+	va_start(ap, fmt);
+	vsnprintf(line, sizeof line, fmt, ap);
+	va_end(ap);
+	buf_addf(&m->err, "asynccompile: %s\n", line);
 }
 
 void msg_result_release(struct result_msg *m)

@@ -6,12 +6,12 @@
  * state it shares with make's thread is engine_impl.h's.
  */
 #include <errno.h>
-#include <poll.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
+#include "lib/pollset.h"
 #include "plugin/collect.h"
 #include "plugin/engine_impl.h"
 #include "plugin/fatal.h"
@@ -65,11 +65,8 @@ static void io_dispatch(struct job *j, enum job_slot slot, unsigned char tok)
 		 */
 		struct result_msg r;
 
-		memset(&r, 0, sizeof r);
-		r.status = STATUS_NOT_RUN;
-		r.worker = -1;
-		buf_addf(&r.err, "asynccompile: the pool refused the job (%s); not run\n",
-			 strerror(errno));
+		msg_result_fail(&r, STATUS_NOT_RUN, 0, "the pool refused the job (%s); not run",
+				strerror(errno));
 		io_on_result(NULL, j->id, &r);
 		msg_result_release(&r);
 	}
@@ -259,38 +256,20 @@ static void io_on_result(void *ctx, int64_t id, struct result_msg *res)
 		engine_forget(j);
 		return;
 	}
-	j->res.status = res->status;
-	j->res.flags = res->flags;
 	/* moved, not copied: a result may be max_output twice over */
-	buf_release(&j->res.out);
-	buf_release(&j->res.err);
-	buf_release(&j->res.order);
-	buf_release(&j->res.readset);
-	j->res.out = res->out;
-	j->res.err = res->err;
-	j->res.order = res->order;
-	j->res.readset = res->readset;
-	res->out = (struct buf)BUF_INIT;
-	res->err = (struct buf)BUF_INIT;
-	res->order = (struct buf)BUF_INIT;
-	res->readset = (struct buf)BUF_INIT;
-	j->res.start_ns = res->start_ns;
-	j->res.end_ns = res->end_ns;
-	j->res.utime_us = res->utime_us;
-	j->res.stime_us = res->stime_us;
-	j->res.maxrss_kb = res->maxrss_kb;
-	j->res.worker = res->worker;
-	j->res.attempts = res->attempts;
+	msg_result_release(&j->res);
+	j->res = *res;
+	*res = (struct result_msg){ 0 };
 	engine_job_done(j);
 	if (j->started_ns)
 		the_engine.st.running--;
 	the_engine.st.completed++;
-	if (res->status)
+	if (j->res.status)
 		the_engine.st.failed++;
-	if (res->flags & RES_TIMED_OUT)
+	if (j->res.flags & RES_TIMED_OUT)
 		the_engine.st.timed_out++;
-	if (res->attempts > 1)
-		the_engine.st.retried += res->attempts - 1;
+	if (j->res.attempts > 1)
+		the_engine.st.retried += j->res.attempts - 1;
 	the_engine.st.bytes_in += j->res.out.len + j->res.err.len;
 	the_engine.results++;
 	if (the_engine.trace)
@@ -313,10 +292,9 @@ static void io_stop_all(void)
 		if (j->state == JOB_DONE)
 			continue;
 		slots_release(&the_engine.slots, j);
-		buf_addstr(&j->res.err, j->state == JOB_RUNNING
-			   ? "asynccompile: killed: make was exiting\n"
-			   : "asynccompile: not run: make was exiting\n");
-		j->res.status = STATUS_NOT_RUN;
+		msg_result_release(&j->res);
+		msg_result_fail(&j->res, STATUS_NOT_RUN, 0, "%s: make was exiting",
+				j->state == JOB_RUNNING ? "killed" : "not run");
 		engine_job_done(j);
 	}
 	while ((j = the_engine.discarded)) {
@@ -333,48 +311,47 @@ static void io_stop_all(void)
 
 void *io_main(void *arg)
 {
-	size_t cap = 0;
-	struct pollfd *fds = NULL;
+	struct pollset ps = POLLSET_INIT;
 
 	(void)arg;
 	pthread_mutex_lock(&the_engine.lock);
 	while (!the_engine.stopping) {
-		size_t n = 0, nb, nc;
+		size_t wake, at_c, nc, at_b, nb, room;
 		int timeout = -1;
 		uint64_t seen;
 
 		io_schedule();
-		/* the pool may have grown */
-		if (cap < 2 * (size_t)the_engine.workers + 8 + collect_nfds()) {
-			cap = 2 * (size_t)the_engine.workers + 8 + collect_nfds();
-			fds = realloc(fds, cap * sizeof *fds);
-			if (!fds)
-				abort();
-		}
-		fds[n++] = (struct pollfd){ .fd = the_engine.wake[0], .events = POLLIN };
+		pollset_begin(&ps);
+		wake = pollset_add(&ps, the_engine.wake[0], POLLIN);
 		if (slots_poll_fd(&the_engine.slots) >= 0)
-			fds[n++] = (struct pollfd){ .fd = slots_poll_fd(&the_engine.slots), .events = POLLIN };
-		nc = collect_pollfds(fds + n, cap - n);
-		n += nc;
+			pollset_add(&ps, slots_poll_fd(&the_engine.slots), POLLIN);
+		room = collect_nfds();
+		nc = collect_pollfds(pollset_room(&ps, room), room);
+		at_c = pollset_added(&ps, nc);
 		seen = the_engine.results;
-		nb = the_engine.backend->ops->pollfds(the_engine.backend, fds + n, cap - n, &timeout);
+		/* the pool may have grown: each worker has two pipes */
+		room = 2 * (size_t)the_engine.workers + 8;
+		nb = the_engine.backend->ops->pollfds(the_engine.backend, pollset_room(&ps, room), room,
+						      &timeout);
+		at_b = pollset_added(&ps, nb);
+		pollset_timeout(&ps, timeout);
 		/* pollfds may itself report jobs (failed starts): schedule again */
 		if (the_engine.results != seen)
-			timeout = 0;
-		if (slots_watch_drain(&the_engine.slots) && (timeout < 0 || timeout > DRAIN_CHECK_MS))
-			timeout = DRAIN_CHECK_MS;
+			pollset_timeout(&ps, 0);
+		if (slots_watch_drain(&the_engine.slots))
+			pollset_timeout(&ps, DRAIN_CHECK_MS);
 		if (the_engine.token_hold_until) {
 			int64_t left = (the_engine.token_hold_until - proto_now_ns()) / 1000000 + 1;
 
 			if (left <= 0)
 				the_engine.token_hold_until = 0;
-			else if (timeout < 0 || timeout > left)
-				timeout = (int)left;
+			else
+				pollset_timeout(&ps, left);
 		}
-		if (the_engine.slots.watch_children && (timeout < 0 || timeout > CHILDREN_CHECK_MS))
-			timeout = CHILDREN_CHECK_MS;
+		if (the_engine.slots.watch_children)
+			pollset_timeout(&ps, CHILDREN_CHECK_MS);
 		pthread_mutex_unlock(&the_engine.lock);
-		if (poll(fds, n + nb, timeout) < 0 && errno != EINTR) {
+		if (pollset_wait(&ps) < 0 && errno != EINTR) {
 			/* EINVAL/ENOMEM: nothing better than to try again shortly */
 			log_msg("poll:");
 			usleep(10000);
@@ -382,7 +359,7 @@ void *io_main(void *arg)
 			continue;
 		}
 		pthread_mutex_lock(&the_engine.lock);
-		if (fds[0].revents) {
+		if (ps.fds[wake].revents) {
 			char tmp[256];
 			while (read(the_engine.wake[0], tmp, sizeof tmp) > 0)
 				;
@@ -395,8 +372,8 @@ void *io_main(void *arg)
 			break;
 		}
 		/* a readable jobserver is retried by io_schedule() */
-		the_engine.backend->ops->events(the_engine.backend, fds + n, nb);
-		collect_events(fds + n - nc, nc);
+		the_engine.backend->ops->events(the_engine.backend, ps.fds + at_b, nb);
+		collect_events(ps.fds + at_c, nc);
 		if (slots_make_draining(&the_engine.slots) || fault_stop_now()) {
 			log_msg("warning: make is exiting while jobs never waited for still run; killing them");
 			io_stop_all();
@@ -410,7 +387,7 @@ void *io_main(void *arg)
 	 */
 	io_stop_all();
 	pthread_mutex_unlock(&the_engine.lock);
-	free(fds);
+	pollset_release(&ps);
 	return NULL;
 }
 

@@ -55,38 +55,21 @@ struct serve {
 #define serve_fail(s, ...) \
 	(buf_reset(&(s)->err), err_fail(&(s)->err, __VA_ARGS__), EV_ERROR)
 
-/* One read() of at most what the current frame still needs, then feed it. */
+/* One read() of at most what the current frame still needs. */
 static int serve_read_once(struct serve *s)
 {
-	unsigned char tmp[64 << 10];
-	size_t want, used;
-	ssize_t n;
-	int r;
-
-	if (s->dec.hdr_got < PROTO_HEADER_SIZE)
-		want = PROTO_HEADER_SIZE - s->dec.hdr_got;
-	else
-		want = (size_t)s->dec.len - s->dec.payload.len;
-	if (want > sizeof tmp)
-		want = sizeof tmp;
-	if (want) {
-		n = read(s->in_fd, tmp, want);
-		if (n < 0 && (errno == EINTR || errno == EAGAIN))
-			return EV_MORE;
-		if (n < 0)
-			return serve_fail(s, "read:");
-		if (n == 0) {
-			if (frame_eof(&s->dec) < 0)
-				return serve_fail(s, "%s", (char *)s->dec.err.data);
-			return EV_EOF;
-		}
-	} else {
-		n = 0; /* an empty payload completes with no further bytes */
-	}
-	r = frame_feed(&s->dec, tmp, (size_t)n, &used);
-	if (r == FRAME_ERROR)
+	switch (frame_read(s->in_fd, &s->dec, FRAME_READ_ONE, NULL, NULL, NULL)) {
+	case FRAME_R_AGAIN:
+		return EV_MORE;
+	case FRAME_R_OK:
+		return s->dec.ready ? EV_FRAME : EV_MORE;
+	case FRAME_R_EOF:
+		return EV_EOF;
+	case FRAME_R_ERRNO:
+		return serve_fail(s, "read:");
+	default:
 		return serve_fail(s, "%s", (char *)s->dec.err.data);
-	return r == FRAME_READY ? EV_FRAME : EV_MORE;
+	}
 }
 
 /*
@@ -290,19 +273,16 @@ static int serve_job(struct serve *s)
 
 static int serve_hello(struct serve *s)
 {
-	struct hello_msg peer, me = { PROTO_VERSION, 1, (int32_t)getpid() };
-	struct buf b = BUF_INIT;
+	struct buf b = BUF_INIT, err = BUF_INIT;
 	int r = serve_next(s);
 
 	if (r != EV_FRAME)
 		return r;
-	if (s->dec.id != PROTO_ID_CONTROL ||
-	    msg_get_hello(s->dec.payload.data, s->dec.payload.len, &peer, NULL) < 0)
-		return serve_fail(s, "expected HELLO first");
-	if (peer.version != PROTO_VERSION)
-		return serve_fail(s, "protocol version mismatch: peer speaks %"
-				  PRIu32 ", I speak %d", peer.version, PROTO_VERSION);
-	msg_put_hello(&b, &me);
+	if (msg_hello_answer(s->dec.id, s->dec.payload.data, s->dec.payload.len, 1, &b, &err) < 0) {
+		r = serve_fail(s, "%s", (char *)err.data);
+		buf_release(&err);
+		return r;
+	}
 	r = serve_send(s, PROTO_ID_CONTROL, &b);
 	buf_release(&b);
 	return r < 0 ? EV_EOF : EV_MORE;
