@@ -184,6 +184,47 @@ static const char *launch_getenv(char *const *envp, const char *key)
 	return NULL;
 }
 
+/*
+ * Room for a traced job's events (tracelog.h, struct tl_shm): what the
+ * runner reads back at most (run.c), less the header.  Only what is
+ * written takes memory.
+ */
+#define LAUNCH_TRACE_CAP (((uint64_t)64 << 20) - TL_SHM_DATA)
+
+/*
+ * A runner's event that could not be written: the header loses its
+ * magic, so the run is opaque (tl_shm_check), never a read set short of
+ * the event.  The header's page was written when the log was made, so
+ * this write needs no new memory.
+ */
+static void launch_trace_broken(int fd)
+{
+	static const char none[8];
+
+	if (pwrite(fd, none, sizeof none, 0) != (ssize_t)sizeof none && ftruncate(fd, 0) < 0) {
+		/* nothing else to do: launch_trace_setup checked this works */
+	}
+}
+
+/*
+ * The shared log, before the command runs: the runner is its only
+ * writer, so head is read and moved with pread and pwrite.
+ */
+static void launch_trace_append(int fd, const void *ev, size_t n)
+{
+	struct tl_shm h;
+
+	if (pread(fd, &h, sizeof h, 0) != (ssize_t)sizeof h || h.head > h.cap ||
+	    n > h.cap - h.head ||
+	    pwrite(fd, ev, n, (off_t)(TL_SHM_DATA + h.head)) != (ssize_t)n) {
+		launch_trace_broken(fd);
+		return;
+	}
+	h.head += n;
+	if (pwrite(fd, &h, sizeof h, 0) != (ssize_t)sizeof h)
+		launch_trace_broken(fd);
+}
+
 /* One event into a traced job's log, as the preload writes them. */
 static void launch_trace_event(int fd, int type, const struct stat *sb, const char *text,
 			       size_t n)
@@ -215,9 +256,7 @@ static void launch_trace_event(int fd, int type, const struct stat *sb, const ch
 	}
 	memcpy(e.path, text, n);
 	e.ev.len = (uint32_t)(sizeof e.ev + n);
-	if (write(fd, &e, e.ev.len) < 0) {
-		/* the log is ours and memory: nothing to do but lose the run */
-	}
+	launch_trace_append(fd, &e, e.ev.len);
 }
 
 /*
@@ -423,9 +462,11 @@ static int launch_get_actions(int child_in, int child_out, int child_err, const 
 		char *end;
 		int fd = (int)strtol(*f, &end, 10); /* checked by msg_get_job */
 
-		/* appending: the runner's own events are before the command's */
-		rc = posix_spawn_file_actions_addopen(fa, fd, end + 1, (*end == '<' ? O_RDONLY
-									  : O_WRONLY | O_APPEND), 0);
+		/* '+' is the trace log only (launch_trace_setup), never from a JOB */
+		rc = posix_spawn_file_actions_addopen(fa, fd, end + 1,
+						      *end == '<' ? O_RDONLY
+						      : *end == '+' ? O_RDWR | O_APPEND
+						      : O_WRONLY | O_APPEND, 0);
 	}
 	launch_fa.once = own;
 	if (rc) {
@@ -565,6 +606,10 @@ static int launch_trace_setup(const struct job_msg *job, int out_w, int err_w, l
 	l->trace_fd = memfd_create("asynccompile-trace", MFD_CLOEXEC);
 	if (l->trace_fd < 0)
 		return -1;
+	if (tl_shm_make(l->trace_fd, LAUNCH_TRACE_CAP) < 0) {
+		launch_close(&l->trace_fd);
+		return -1;
+	}
 	for (; (*envp)[n]; n++)
 		if (!strncmp((*envp)[n], "LD_PRELOAD=", 11)) {
 			pre = n;
@@ -594,7 +639,8 @@ static int launch_trace_setup(const struct job_msg *job, int out_w, int err_w, l
 		buf_addf(&keep[1], ":%ld:%ld", (long)getpid(), ppid);
 	if (job->ahead)
 		buf_addstr(&keep[1], TL_ENV_AHEAD);
-	buf_addf(&keep[2], "%d>/proc/%ld/fd/%d", fd, (long)getpid(), l->trace_fd);
+	/* '+': read and write, appending (the preload maps it) */
+	buf_addf(&keep[2], "%d+/proc/%ld/fd/%d", fd, (long)getpid(), l->trace_fd);
 	if (pre != SIZE_MAX) {
 		e[pre] = (char *)keep[0].data;
 	} else {

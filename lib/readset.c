@@ -701,7 +701,10 @@ void readset_build_answer(const void *log, size_t n, pid_t root, pid_t shown,
 
 	while (tl_next(log, n, &off, &ev, &p, &plen))
 		rs_event(&st, &ev, p, plen);
-	if (off != n)
+	if (off != n && n - off >= 4 && !memcmp((const char *)log + off, "\0\0\0\0", 4))
+		/* room taken, never committed (tracelog.h, struct tl_shm) */
+		rs_set(&st, RS_OPAQUE, "an event was left half written", NULL, 0);
+	else if (off != n)
 		rs_set(&st, RS_OPAQUE, "a malformed trace", NULL, 0);
 	if (!rs_proc_get(&st, (int32_t)root)->hello)
 		rs_set(&st, RS_OPAQUE, "the command was not traced", NULL, 0);

@@ -6,6 +6,7 @@
 
 #include "lib/launch.h"
 #include "lib/readset.h"
+#include "lib/tracelog.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -415,18 +416,53 @@ static void run_finish(struct run_state *st)
 		run_note(res, "stderr truncated at %zu bytes", st->err.cap);
 }
 
+/*
+ * The events of a shared trace log (tracelog.h): what its header says
+ * was taken, read with pread (the command's processes could still shrink
+ * the file: a read past its end is short, never a fault).  -1 with *why
+ * when the run must be opaque.
+ */
+static int run_trace_read(int fd, struct buf *log, const char **why)
+{
+	struct tl_shm h;
+	struct stat sb;
+	size_t got = 0;
+
+	*why = "the trace could not be read whole";
+	if (pread(fd, &h, sizeof h, 0) != (ssize_t)sizeof h || fstat(fd, &sb) < 0)
+		return -1;
+	if ((*why = tl_shm_check(&h, (uint64_t)sb.st_size)))
+		return -1;
+	*why = "the trace could not be read whole";
+	if (h.head > RUN_MAX_TRACE)
+		return -1;
+	buf_grow(log, (size_t)h.head);
+	while (got < h.head) {
+		ssize_t r = pread(fd, log->data + got, (size_t)h.head - got,
+				  (off_t)(TL_SHM_DATA + got));
+
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r <= 0)
+			return -1;
+		got += (size_t)r;
+	}
+	log->len = got;
+	return 0;
+}
+
 /* A traced job's log, read once everything it started is reaped. */
 static void run_trace_settle(struct launch *l, pid_t pid, struct result_msg *res)
 {
 	struct buf log = BUF_INIT;
+	const char *why;
 
 	if (l->trace_fd < 0) {
 		readset_opaque(&res->readset, "the command could not be traced");
 		return;
 	}
-	if (lseek(l->trace_fd, 0, SEEK_SET) < 0 ||
-	    buf_read_fd(&log, l->trace_fd, RUN_MAX_TRACE) < 0)
-		readset_opaque(&res->readset, "the trace could not be read whole");
+	if (run_trace_read(l->trace_fd, &log, &why) < 0)
+		readset_opaque(&res->readset, why);
 	else
 		readset_build_answer(log.data, log.len, pid, l->shown_ppid, l->start_real_ns, l->env_digest,
 				     &res->out, &res->err, &res->readset);

@@ -4,13 +4,23 @@
  * command through LD_PRELOAD) appends and the runner's decoder
  * (readset.h) reads.
  *
- * The log is one memfd per traced job.  The runner creates it, opens a
- * second description of it with O_WRONLY|O_APPEND, and hands that one to
- * the command at descriptor TL_FD (the environment variable TL_ENV says
- * which descriptor, and the identity of the log, see below).  Every
- * process of the command appends one whole event per write(2): appends
- * to one description are serialised by the kernel, so the log's order is
- * the order in which the events were written, across processes.
+ * The log is one memfd per traced job, shared memory (struct tl_shm
+ * below): the runner creates it, sizes it, writes its header, opens a
+ * second description of it with O_RDWR|O_APPEND and hands that one to the
+ * command at descriptor TL_FD (the environment variable TL_ENV says which
+ * descriptor, and the identity of the log, see below).  Every process of
+ * the command maps it and appends events with no system call: it reserves
+ * room with an atomic fetch-add on the header's head, so the log's order
+ * is the order in which the room was taken, across processes, and an
+ * event is in the log before the call it describes returns (the order the
+ * runner's rules read, readset.h).
+ *
+ * A log without the header (a harness's plain file or memfd: the bench,
+ * the unit tests of the legacy path) gets one whole event per write(2) on
+ * the O_APPEND description instead: appends to one description are
+ * serialised by the kernel.  So does a process that cannot map a shared
+ * log; its write lands past the shared area, which the runner takes as
+ * an opaque run (tl_shm_check).
  *
  * An event is a struct tl_event followed by `len - sizeof(struct
  * tl_event)` bytes of path (or text), without a terminating NUL.  Native
@@ -98,6 +108,8 @@
 
 #include <stdint.h>
 #include <string.h>
+#include <sys/types.h>
+#include <unistd.h>
 
 /*
  * The environment variable the preload reads: "FD:DEV:INO" of the log,
@@ -178,6 +190,58 @@ struct tl_event {
 	int64_t size, mtime_ns, ctime_ns;
 	int64_t atime_ns; /* with TL_ATIME only; else 0 */
 };
+
+/*
+ * The shared log: TL_SHM_DATA + cap bytes, this header at offset 0, the
+ * events from TL_SHM_DATA on.  A writer takes `len` bytes with
+ * off = fetch_add(&head, len); when off + len > cap it writes nothing (the
+ * log overflowed: head past cap makes the run opaque, never a smaller
+ * read set).  Else it copies its events to TL_SHM_DATA + off except the
+ * first four bytes (the first event's len), then, after a release fence,
+ * those four bytes: a writer killed in between leaves a zero len, which
+ * no reader takes for an event (tl_next stops there; the run is opaque).
+ */
+#define TL_SHM_MAGIC "ACTRLOG1"
+#define TL_SHM_DATA 4096
+struct tl_shm {
+	char magic[8];    /* TL_SHM_MAGIC, no NUL */
+	uint64_t cap;     /* bytes of room from TL_SHM_DATA on */
+	uint64_t head;    /* bytes taken: the events are [TL_SHM_DATA, +head) */
+};
+
+/*
+ * Make the memfd fd a fresh shared log with cap bytes of room: its size
+ * and header (the runner, lib/launch.c; harnesses).  0, or -1 with errno.
+ */
+static inline int tl_shm_make(int fd, uint64_t cap)
+{
+	struct tl_shm h;
+
+	memset(&h, 0, sizeof h);
+	memcpy(h.magic, TL_SHM_MAGIC, sizeof h.magic);
+	h.cap = cap;
+	if (ftruncate(fd, (off_t)(TL_SHM_DATA + cap)) < 0 ||
+	    pwrite(fd, &h, sizeof h, 0) != (ssize_t)sizeof h)
+		return -1;
+	return 0;
+}
+
+/*
+ * Whether a shared log's header h (read from a log of `size` bytes now)
+ * can be read: NULL, or why the run must be taken as opaque.  The
+ * runner decodes [TL_SHM_DATA, TL_SHM_DATA + h->head) with tl_next.
+ */
+static inline const char *tl_shm_check(const struct tl_shm *h, uint64_t size)
+{
+	if (memcmp(h->magic, TL_SHM_MAGIC, sizeof h->magic) ||
+	    h->cap > UINT64_MAX - TL_SHM_DATA)
+		return "the trace log has no header";
+	if (size != TL_SHM_DATA + h->cap)
+		return "a process wrote its events outside the shared trace log";
+	if (h->head > h->cap)
+		return "the trace log overflowed";
+	return NULL;
+}
 
 /*
  * Step through a log: *off is the offset of the next event (start at 0).

@@ -1,15 +1,21 @@
 /*
  * emit.c - the tracer's plumbing: the real functions, paths made
- * absolute, events built on the stack and written with one writev(2),
- * and the few rules every hook shares (what a lookup depended on, what a
- * change destroyed).  Nothing here allocates: it runs in fork children
- * and on the way out of _exit.
+ * absolute, events built on the stack and appended to the shared log (or
+ * written with one writev(2)), the models' memo of lookups, and the few
+ * rules every hook shares (what a lookup depended on, what a change
+ * destroyed).  Nothing here allocates from the heap: it runs in fork
+ * children and on the way out of _exit.
+ *
+ * Over 600 lines: the log's two ways of appending, the event ring, the
+ * memo and the shared rules all meet in tr_write(), whose state
+ * (thread-local ring and batch) vfork.c saves and restores as one.
  */
 #include <dlfcn.h>
 #include <fcntl.h>
 #include <sched.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -235,6 +241,8 @@ static void tr_ring_add(const struct tl_event *ev, const struct iovec *iov, int 
 	tr_ring.len[k] = ev->len;
 }
 
+static void tr_memo_forget(void);
+
 /* The events of a batch on this thread (tr_batch_begin), if one is open. */
 static __thread struct tr_batch *tr_batch_cur __attribute__((tls_model("initial-exec")));
 
@@ -262,13 +270,85 @@ void tr_emit_tls_restore(const void *from)
 }
 
 /*
+ * The shared log (lib/tracelog.h, struct tl_shm), mapped by this process
+ * image (fork children keep the mapping; an exec maps it again); NULL:
+ * a log without the header, one writev per append.
+ */
+static struct tl_shm *tr_shm;
+static unsigned char *tr_shm_data;
+static uint64_t tr_shm_cap;
+
+TR_REAL(mmap);
+TR_REAL(munmap);
+
+void tr_log_map(int fd, const struct stat *st)
+{
+	struct tl_shm *h;
+
+	if (st->st_size <= TL_SHM_DATA || !S_ISREG(st->st_mode))
+		return;
+	/* a failure leaves writev, which lands past the area: an opaque run */
+	h = TR_CALL(mmap)(NULL, (size_t)st->st_size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	if (h == MAP_FAILED)
+		return;
+	if (memcmp(h->magic, TL_SHM_MAGIC, sizeof h->magic) ||
+	    h->cap != (uint64_t)st->st_size - TL_SHM_DATA) {
+		TR_CALL(munmap)(h, (size_t)st->st_size);
+		return;
+	}
+	tr_shm_cap = h->cap;
+	tr_shm_data = (unsigned char *)h + TL_SHM_DATA;
+	tr_shm = h;
+}
+
+/* An unaligned 32-bit store in one instruction: the commit of an append. */
+typedef uint32_t __attribute__((aligned(1), may_alias)) tr_u32_unaligned;
+
+/*
+ * Whole events into the shared log: room taken with one fetch-add, the
+ * bytes copied, the first event's len stored last (tracelog.h: a process
+ * killed before that leaves a zero no reader takes for an event).  Past
+ * the end, nothing is written and head past cap makes the run opaque.
+ */
+static void tr_shm_put(const struct iovec *v, int n)
+{
+	size_t total = 0, at;
+	uint64_t off;
+	uint32_t first;
+	unsigned char *p;
+
+	for (int i = 0; i < n; i++)
+		total += v[i].iov_len;
+	off = __atomic_fetch_add(&tr_shm->head, (uint64_t)total, __ATOMIC_SEQ_CST);
+	if (off > tr_shm_cap || total > tr_shm_cap - off)
+		return;
+	p = tr_shm_data + off;
+	memcpy(&first, v[0].iov_base, sizeof first);
+	memcpy(p + sizeof first, (const unsigned char *)v[0].iov_base + sizeof first,
+	       v[0].iov_len - sizeof first);
+	at = v[0].iov_len;
+	for (int i = 1; i < n; i++) {
+		memcpy(p + at, v[i].iov_base, v[i].iov_len);
+		at += v[i].iov_len;
+	}
+	__atomic_thread_fence(__ATOMIC_RELEASE);
+	*(volatile tr_u32_unaligned *)p = first;
+}
+
+/*
  * One writev on an O_APPEND description: the kernel appends it whole,
  * between other processes' writes.  A failure only loses events, which
- * shows as missing accounting in the log.
+ * shows as missing accounting in the log.  v[0] starts with an event's
+ * header (its len first).
  */
 static void tr_append(const struct iovec *v, int n)
 {
 	ssize_t r;
+
+	if (tr_shm) {
+		tr_shm_put(v, n);
+		return;
+	}
 
 	__atomic_add_fetch(&tr_inflight, 1, __ATOMIC_SEQ_CST);
 	do
@@ -296,7 +376,8 @@ static void tr_batch_flush(struct tr_batch *b)
 void tr_batch_begin(struct tr_batch *b)
 {
 	b->len = 0;
-	if (!tr_batch_cur)
+	/* with the shared log an event costs no system call: nothing to gather */
+	if (!tr_batch_cur && !tr_shm)
 		tr_batch_cur = b;
 }
 
@@ -333,6 +414,8 @@ void tr_write(struct tl_event *ev, const struct iovec *iov, int n)
 	}
 	ev->len = (uint32_t)len;
 	ev->pid = __atomic_load_n(&tr_pid, __ATOMIC_RELAXED);
+	if (ev->type == TL_WRITE)
+		tr_memo_forget();
 	if (dedup && tr_ring_has(ev, iov, n)) {
 		errno = saved;
 		return;
@@ -406,6 +489,161 @@ void tr_emit(int type, int flags, const struct stat *st, int dirfd, const char *
 
 	if (tr_where(&w, dirfd, path) == 0)
 		tr_emit_where(type, flags, st, &w);
+}
+
+/*
+ * The tracer's own lookups for its models (the walk realpath makes,
+ * locale and message catalogue candidates): the first answer for a path
+ * in this process image stands for the later ones, as tr_once() lets a
+ * model's first events stand for its later runs.  Sound because the
+ * read set keeps the first identity a path had in the run and is checked
+ * against the file system as it is when reused: a path that changed
+ * after the first lookup differs from it then (ctime only moves
+ * forward), and a change by the command itself is its WRITE (scratch or
+ * impure).  A WRITE of this process empties the memo all the same
+ * (tr_write), so that its own scratch is seen as it is.  Lives in memory
+ * of its own, mapped on first use: a vfork child's entries stay for its
+ * parent (true lookups of the same run), and the snapshot stays small.
+ */
+#define TR_MEMO_SLOTS 128    /* answers kept, in the order they came */
+#define TR_MEMO_INDEX 256    /* hash buckets: slot + 1, 0 free */
+#define TR_MEMO_TEXT 8192
+struct tr_memo_slot {
+	uint64_t h;
+	uint32_t gen, off, len;
+	int err;            /* 0: st holds the identity; else the errno */
+	struct stat st;
+};
+/*
+ * Dense, so that a process touches a few pages of it (each one a page
+ * fault, bench/README.md): the index, then the slots and their paths as
+ * they are used.
+ */
+struct tr_memo {
+	int lock;
+	uint32_t gen, used, text_used;
+	uint16_t index[TR_MEMO_INDEX];
+	struct tr_memo_slot slot[TR_MEMO_SLOTS];
+	char text[TR_MEMO_TEXT];
+};
+static struct tr_memo *tr_memo;
+
+static uint64_t tr_memo_hash(const char *p, size_t n, int nofollow)
+{
+	uint64_t h = 0xcbf29ce484222325ull ^ (uint64_t)nofollow;
+
+	for (size_t i = 0; i < n; i++)
+		h = (h ^ (unsigned char)p[i]) * 0x100000001b3ull;
+	return h | 1;
+}
+
+/* Forget every answer (this process changed the file system). */
+static void tr_memo_forget(void)
+{
+	struct tr_memo *m = tr_memo;
+
+	if (m)
+		__atomic_add_fetch(&m->gen, 1, __ATOMIC_SEQ_CST);
+}
+
+/*
+ * The index bucket for path (n bytes, absolute) in a locked memo: the
+ * one that holds it (*found 1: current; 2: from before a WRITE), or a
+ * free one; NULL when the index is full.
+ */
+static uint16_t *tr_memo_find(struct tr_memo *m, const char *path, size_t n, uint64_t h,
+			      int *found)
+{
+	*found = 0;
+	for (uint32_t i = (uint32_t)(h % TR_MEMO_INDEX), k = 0; k < TR_MEMO_INDEX;
+	     i = (i + 1) % TR_MEMO_INDEX, k++) {
+		struct tr_memo_slot *sl;
+
+		if (!m->index[i])
+			return &m->index[i];
+		sl = &m->slot[m->index[i] - 1];
+		if (sl->h == h && sl->len == n && !memcmp(m->text + sl->off, path, n)) {
+			*found = sl->gen == m->gen ? 1 : 2;
+			return &m->index[i];
+		}
+	}
+	return NULL;
+}
+
+/* stat (lstat) of an absolute path through the memo; -1 with errno. */
+static int tr_stat_memo(const char *path, int nofollow, struct stat *st)
+{
+	size_t n = strlen(path);
+	uint64_t h = tr_memo_hash(path, n, nofollow);
+	struct tr_memo *m = tr_memo;
+	struct tr_memo_slot *sl = NULL;
+	uint16_t *ix;
+	int found, r, err;
+
+	if (!m) {
+		void *p = TR_CALL(mmap)(NULL, sizeof *m, PROT_READ | PROT_WRITE,
+					MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+		if (p == MAP_FAILED)
+			return tr_stat_at(AT_FDCWD, path, nofollow, st);
+		tr_memo = m = p;
+	}
+	if (n >= TR_MEMO_TEXT || __atomic_exchange_n(&m->lock, 1, __ATOMIC_ACQUIRE))
+		return tr_stat_at(AT_FDCWD, path, nofollow, st);
+	ix = tr_memo_find(m, path, n, h, &found);
+	if (found == 1) {
+		sl = &m->slot[*ix - 1];
+		err = sl->err;
+		*st = sl->st;
+		__atomic_store_n(&m->lock, 0, __ATOMIC_RELEASE);
+		errno = err;
+		return err ? -1 : 0;
+	}
+	r = tr_stat_at(AT_FDCWD, path, nofollow, st);
+	err = r < 0 ? errno : 0;
+	/* only what the models turn into events: an identity or an absence */
+	if (ix && (!err || err == ENOENT || err == ENOTDIR)) {
+		if (found == 2) {
+			sl = &m->slot[*ix - 1];
+		} else if (m->used < TR_MEMO_SLOTS && m->text_used + n <= TR_MEMO_TEXT &&
+			   2 * (m->used + 1) <= TR_MEMO_INDEX) {
+			sl = &m->slot[m->used];
+			memcpy(m->text + m->text_used, path, n);
+			sl->off = m->text_used;
+			sl->len = (uint32_t)n;
+			sl->h = h;
+			m->text_used += (uint32_t)n;
+			*ix = (uint16_t)++m->used;
+		}
+		if (sl) {
+			sl->gen = m->gen;
+			sl->err = err;
+			if (!err)
+				sl->st = *st;
+		}
+	}
+	__atomic_store_n(&m->lock, 0, __ATOMIC_RELEASE);
+	errno = err;
+	return r;
+}
+
+int tr_stat_model(const char *path, int nofollow, struct stat *st)
+{
+	if (!path || path[0] != '/')
+		return tr_stat_at(AT_FDCWD, path, nofollow, st);
+	return tr_stat_memo(path, nofollow, st);
+}
+
+void tr_emit_model(int type, int flags, const char *path)
+{
+	struct stat st;
+
+	if (tr_stat_model(path, flags & TL_NOFOLLOW, &st) == 0)
+		tr_emit(type, flags, &st, AT_FDCWD, path);
+	else if (errno == ENOENT || errno == ENOTDIR)
+		tr_emit(type, flags, NULL, AT_FDCWD, path);
+	else
+		tr_opaque_at("cannot tell what a path is:", AT_FDCWD, path);
 }
 
 void tr_emit_now(int type, int flags, int dirfd, const char *path)

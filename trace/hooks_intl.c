@@ -94,7 +94,7 @@ static void tr_msg_variant(const char *variant, void *ctx)
 
 	if (tr_join(path, sizeof path, parts) < 0)
 		return;
-	if (tr_stat_at(AT_FDCWD, path, 0, &st) < 0) {
+	if (tr_stat_model(path, 0, &st) < 0) {
 		tr_lookup(TL_LIST, 0, AT_FDCWD, path, 0, errno, NULL);
 		return;
 	}
@@ -103,7 +103,7 @@ static void tr_msg_variant(const char *variant, void *ctx)
 	parts[6] = m->mo;
 	if (tr_join(path, sizeof path, parts) < 0)
 		return;
-	if (tr_stat_at(AT_FDCWD, path, 0, &st) == 0) {
+	if (tr_stat_model(path, 0, &st) == 0) {
 		tr_emit(TL_READ, 0, &st, AT_FDCWD, path);
 		m->found = 1;
 	} else {
@@ -305,13 +305,13 @@ static void tr_tz(void)
 			return;
 		}
 	}
-	tr_emit_now(TL_READ, 0, AT_FDCWD, path);
-	if (tr_stat_at(AT_FDCWD, path, 0, &st) < 0 || !S_ISREG(st.st_mode)) {
+	tr_emit_model(TL_READ, 0, path);
+	if (tr_stat_model(path, 0, &st) < 0 || !S_ISREG(st.st_mode)) {
 		/* TZ is a POSIX rule: its daylight rules may come from posixrules */
 		const char *rules[] = { tzdir, "/posixrules", NULL };
 
 		if (tr_join(path, sizeof path, rules) == 0)
-			tr_emit_now(TL_READ, 0, AT_FDCWD, path);
+			tr_emit_model(TL_READ, 0, path);
 	}
 	tr_batch_end(&b);
 	tr_unlock(&g);

@@ -90,7 +90,7 @@ int tr_join(char *buf, size_t size, const char *const *parts)
 }
 
 /* locale.alias's expansion of name (glibc compares without case). */
-static int tr_alias(const char *name, char *out, size_t size)
+static int tr_alias_scan(const char *name, char *out, size_t size)
 {
 	char buf[16384];
 	int fd = TR_CALL(openat)(AT_FDCWD, TR_ALIAS_FILE, O_RDONLY | O_CLOEXEC);
@@ -122,6 +122,51 @@ static int tr_alias(const char *name, char *out, size_t size)
 		}
 	}
 	return 0;
+}
+
+/*
+ * The last few answers of tr_alias_scan, so that the file is read once
+ * per name in a process, not once per category and domain (gcc asks for
+ * four).  The C library reads it once per process too; its READ is
+ * written once (tr_alias_read).  Small: a vfork copies it twice.
+ */
+#define TR_ALIAS_MEMO 4
+static struct {
+	int lock, next;
+	char name[TR_ALIAS_MEMO][32];
+	char alias[TR_ALIAS_MEMO][64];
+	int found[TR_ALIAS_MEMO];
+} tr_alias_memo;
+
+static int tr_alias(const char *name, char *out, size_t size)
+{
+	int found = -1, k;
+	size_t n = strlen(name);
+
+	if (n >= sizeof tr_alias_memo.name[0] ||
+	    __atomic_exchange_n(&tr_alias_memo.lock, 1, __ATOMIC_ACQUIRE))
+		return tr_alias_scan(name, out, size);
+	for (k = 0; k < TR_ALIAS_MEMO && found < 0; k++)
+		if (!strcmp(tr_alias_memo.name[k], name) && tr_alias_memo.name[k][0] &&
+		    strlen(tr_alias_memo.alias[k]) < size) {
+			found = tr_alias_memo.found[k];
+			strcpy(out, tr_alias_memo.alias[k]);
+		}
+	__atomic_store_n(&tr_alias_memo.lock, 0, __ATOMIC_RELEASE);
+	if (found >= 0)
+		return found;
+	found = tr_alias_scan(name, out, size);
+	if (found && strlen(out) >= sizeof tr_alias_memo.alias[0])
+		return found;
+	if (__atomic_exchange_n(&tr_alias_memo.lock, 1, __ATOMIC_ACQUIRE))
+		return found;
+	k = tr_alias_memo.next;
+	tr_alias_memo.next = (k + 1) % TR_ALIAS_MEMO;
+	memcpy(tr_alias_memo.name[k], name, n + 1);
+	strcpy(tr_alias_memo.alias[k], found ? out : "");
+	tr_alias_memo.found[k] = found;
+	__atomic_store_n(&tr_alias_memo.lock, 0, __ATOMIC_RELEASE);
+	return found;
 }
 
 /* The name's variants, as _nl_explode_name and _nl_make_l10nflist try them. */
@@ -199,7 +244,7 @@ static void tr_locale_variant(const char *variant, void *ctx)
 	const char *parts[] = { l->dir, "/", variant, NULL, NULL, NULL };
 	struct stat st;
 
-	if (tr_join(path, sizeof path, parts) < 0 || tr_stat_at(AT_FDCWD, path, 0, &st) < 0 ||
+	if (tr_join(path, sizeof path, parts) < 0 || tr_stat_model(path, 0, &st) < 0 ||
 	    !S_ISDIR(st.st_mode))
 		return;
 	tr_emit(TL_LIST, 0, &st, AT_FDCWD, path);
@@ -209,7 +254,7 @@ static void tr_locale_variant(const char *variant, void *ctx)
 		parts[3] = "/";
 		parts[4] = c == LC_MESSAGES ? "LC_MESSAGES/SYS_LC_MESSAGES" : tr_cat_names[c];
 		if (tr_join(path, sizeof path, parts) == 0)
-			tr_emit_now(TL_READ, 0, AT_FDCWD, path);
+			tr_emit_model(TL_READ, 0, path);
 	}
 }
 
@@ -222,7 +267,7 @@ static void tr_gconv_dir(const char *dir, int cache)
 		const char *parts[] = { dir, files[i], NULL };
 
 		if (tr_join(path, sizeof path, parts) == 0)
-			tr_emit_now(i == 2 ? TL_LIST : TL_READ, 0, AT_FDCWD, path);
+			tr_emit_model(i == 2 ? TL_LIST : TL_READ, 0, path);
 	}
 }
 
@@ -253,7 +298,7 @@ void tr_alias_read(void)
 	const char *key[] = { "alias" };
 
 	if (!tr_once(key, 1))
-		tr_emit_now(TL_READ, 0, AT_FDCWD, TR_ALIAS_FILE);
+		tr_emit_model(TL_READ, 0, TR_ALIAS_FILE);
 }
 
 /* One locale name loaded for the categories in cats. */
@@ -282,8 +327,8 @@ static void tr_locale_name(const char *name, unsigned cats)
 
 		if (!tr_once(key, 2)) {
 			if (!locpath || !*locpath) {
-				tr_emit_now(TL_READ, 0, AT_FDCWD, TR_LOCALE_DIR "/locale-archive");
-				tr_emit_now(TL_LIST, 0, AT_FDCWD, TR_LOCALE_DIR);
+				tr_emit_model(TL_READ, 0, TR_LOCALE_DIR "/locale-archive");
+				tr_emit_model(TL_LIST, 0, TR_LOCALE_DIR);
 			}
 		}
 	}
@@ -295,7 +340,7 @@ static void tr_locale_name(const char *name, unsigned cats)
 				memcpy(dir, p, n);
 				dir[n] = 0;
 				l.dir = dir;
-				tr_emit_now(TL_LIST, 0, AT_FDCWD, dir);
+				tr_emit_model(TL_LIST, 0, dir);
 				tr_names(name, tr_locale_variant, &l);
 			}
 			p += n + (p[n] == ':');

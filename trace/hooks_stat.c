@@ -367,7 +367,7 @@ static void tr_walk(const char *path)
 		olen += n;
 		out[olen] = 0;
 		p = *end ? end + 1 : end;
-		if (tr_stat_at(AT_FDCWD, out, 1, &st) < 0) {
+		if (tr_stat_model(out, 1, &st) < 0) {
 			tr_lookup(TL_READ, 1, AT_FDCWD, out, 0, errno, NULL);
 			return;
 		}

@@ -382,6 +382,42 @@ static void tr_cache_map(void)
 	TR_CALL(close)(fd);
 }
 
+struct tr_addr_query {
+	uintptr_t addr;
+	const char *name;
+};
+
+static int tr_addr_cb(struct dl_phdr_info *info, size_t size, void *arg)
+{
+	struct tr_addr_query *q = arg;
+
+	(void)size;
+	for (int i = 0; i < info->dlpi_phnum; i++) {
+		const ElfW(Phdr) *p = &info->dlpi_phdr[i];
+		uintptr_t a = info->dlpi_addr + p->p_vaddr;
+
+		if (p->p_type == PT_LOAD && q->addr >= a && q->addr < a + p->p_memsz) {
+			q->name = info->dlpi_name;
+			return 1;
+		}
+	}
+	return 0;
+}
+
+/*
+ * The loader's name (l_name, the very pointer dlpi_name is) of the object
+ * that holds addr, or NULL.  Not dladdr(): that one also looks the
+ * nearest symbol up, a walk of the whole symbol table, and this
+ * library's is long (every hook).
+ */
+const char *tr_object_name(const void *addr)
+{
+	struct tr_addr_query q = { (uintptr_t)addr, NULL };
+
+	dl_iterate_phdr(tr_addr_cb, &q);
+	return q.name;
+}
+
 void tr_objects_startup(const char *exe)
 {
 	struct tr_dirs seen = { .n = 0 };
@@ -390,15 +426,10 @@ void tr_objects_startup(const char *exe)
 	const char *slash = strrchr(exe, '/');
 	struct tr_batch b;
 
-	Dl_info dl;
-
 	tr_exe_path = exe;
 	tr_preload_env = getenv("LD_PRELOAD");
-	/* dli_fname is the loader's own l_name, the very pointer dlpi_name is */
-	if (dladdr((void *)tr_real_get(&tr_real_openat), &dl))
-		tr_libc_name = dl.dli_fname;
-	if (dladdr((void *)tr_objects_startup, &dl))
-		tr_self_name = dl.dli_fname;
+	tr_libc_name = tr_object_name((void *)tr_real_get(&tr_real_openat));
+	tr_self_name = tr_object_name((void *)tr_objects_startup);
 	tr_ldso_base = (uintptr_t)getauxval(AT_BASE);
 	tr_cache_map();
 	tr_batch_begin(&b);

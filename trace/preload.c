@@ -15,11 +15,14 @@
  *    itself are invisible, so the functions that look files up
  *    internally are modelled (locale, messages, time zone, realpath,
  *    the dynamic loader) or made opaque (NSS, iconv, glob, nftw...).
- *  - An event is written whole by one writev(2) on the log's O_APPEND
- *    description, built on the stack: no allocation, no lock, safe in
- *    fork children and on the way out.  Bookkeeping that emits several
- *    events at once (the constructor, the models, an exec attempt) writes
- *    them in as few writes as fit (tr_batch), still whole and in order.
+ *  - An event is built on the stack and appended to the shared log
+ *    (lib/tracelog.h, struct tl_shm) with a fetch-add and a copy, no
+ *    system call; a log without the header gets one writev(2) on its
+ *    O_APPEND description per event.  No allocation, no lock, safe in
+ *    fork children and on the way out.  For a writev log, bookkeeping
+ *    that emits several events at once (the constructor, the models, an
+ *    exec attempt) writes them in as few writes as fit (tr_batch), still
+ *    whole and in order.
  *    An event identical to one of the last few this thread wrote is
  *    dropped (nothing it would say is new).  Paths are absolute (the
  *    working directory or the dirfd's /proc/self/fd link, then '/', then
@@ -196,7 +199,7 @@ static void tr_init_once(void)
 	int ahead;
 	int n = v ? tr_parse_env(v, f, 9, &ahead) : -1;
 	struct stat st;
-	Dl_info self;
+	const char *self;
 	struct tr_batch b;
 	int state = TR_OFF;
 
@@ -204,13 +207,12 @@ static void tr_init_once(void)
 	if ((n != 3 && n != 7 && n != 9) || f[0] > INT_MAX || fstat((int)f[0], &st) < 0 ||
 	    st.st_dev != f[1] || st.st_ino != f[2])
 		goto out;
-	if (!dladdr((void *)tr_init_once, &self) || !self.dli_fname ||
-	    strlen(self.dli_fname) >= sizeof tr_env.self)
+	if (!(self = tr_object_name((void *)tr_init_once)) || strlen(self) >= sizeof tr_env.self)
 		goto out;
 	tr_real_warm();
 	tr_real_get(&tr_real__exit);
 	tr_real_get(&tr_real__Exit);
-	strcpy(tr_env.self, self.dli_fname);
+	strcpy(tr_env.self, self);
 	tr_env.dev = f[1];
 	tr_env.ino = f[2];
 	tr_env.ahead = ahead;
@@ -226,6 +228,7 @@ static void tr_init_once(void)
 		tr_env.ppid = f[8];
 	}
 	tr_logfd = (int)f[0];
+	tr_log_map(tr_logfd, &st);
 	tr_pid = getpid();
 	tr_batch_begin(&b);
 	tr_hello();

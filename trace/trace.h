@@ -87,6 +87,8 @@ struct tr_env {
 extern struct tr_env tr_env;
 
 int tr_init(void);
+/* Map the log if it is a shared one (lib/tracelog.h); else events are written. */
+void tr_log_map(int fd, const struct stat *st);
 void tr_reentered(void);
 void tr_emit_after_fork(void);
 
@@ -151,7 +153,7 @@ int tr_where_str(const struct tr_where *w, char *buf, size_t size);
 
 void tr_ident(struct tl_event *ev, const struct stat *st);
 void tr_event_init(struct tl_event *ev, int type);
-/* Write one event (header and path pieces) with one writev(2). */
+/* Append one event (header and path pieces): to the shared log, or one writev(2). */
 void tr_write(struct tl_event *ev, const struct iovec *iov, int n);
 /* Several events from one piece of bookkeeping, in as few writes. */
 struct tr_batch {
@@ -166,6 +168,13 @@ void tr_emit_where(int type, int flags, const struct stat *st, const struct tr_w
 void tr_emit(int type, int flags, const struct stat *st, int dirfd, const char *path);
 /* An event naming (dirfd, path) with the identity it has now. */
 void tr_emit_now(int type, int flags, int dirfd, const char *path);
+/*
+ * The same for the lookups of a model (realpath's walk, locale and
+ * message catalogues), through a memo of this process's earlier answers
+ * for absolute paths (emit.c says why that is sound).
+ */
+void tr_emit_model(int type, int flags, const char *path);
+int tr_stat_model(const char *path, int nofollow, struct stat *st);
 /* An event with a text: OPAQUE reasons, VALUEs. */
 void tr_emit_text(int type, int32_t aux, const char *a, const char *b);
 void tr_opaque(const char *why, const char *what);
@@ -226,6 +235,8 @@ size_t tr_fmt_u64(char *buf, uint64_t v);
 void tr_bye(int status);
 void tr_env_hide(void);
 void tr_objects_startup(const char *exe);
+/* The loader's name of the object holding addr (dlpi_name), or NULL. */
+const char *tr_object_name(const void *addr);
 void tr_classes_check(void);               /* OPAQUE on a C library not classified */
 void tr_after_fork_child(int parent);
 void tr_objects_scan(void);

@@ -24,6 +24,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "lib/buf.h"
+#include "lib/readset.h"
 #include "lib/tracelog.h"
 #include "tap.h"
 
@@ -41,7 +43,15 @@ struct run {
 	int status;
 	char out[8192];     /* the run's standard output */
 	pid_t pid;          /* the process the test started */
+	const char *shm_why; /* the shared log's header check (tl_shm_check) */
+	char *raw;          /* the events as the runner decodes them */
+	size_t rawn;
 };
+
+/* 1: the log is a plain memfd written with writev (a harness's); 0: shared. */
+static int legacy_log;
+/* the shared log's room (the runner's is 64 MiB) */
+static uint64_t shm_cap = ((uint64_t)4 << 20) - TL_SHM_DATA;
 
 static const char *const type_names[] = {
 	"?", "HELLO", "BYE", "FORK", "EXEC", "EXECFAIL", "SPAWN", "READ", "LIST", "WRITE",
@@ -53,6 +63,7 @@ static void run_free(struct run *r)
 	for (size_t i = 0; i < r->n; i++)
 		free(r->v[i].path);
 	free(r->v);
+	free(r->raw);
 	memset(r, 0, sizeof *r);
 }
 
@@ -81,11 +92,14 @@ static void run(struct run *r, int trace, const char *const *env, char *const ar
 	struct tl_event e;
 	char *log;
 	ssize_t k;
+	off_t base;
 
 	memset(r, 0, sizeof *r);
 	snprintf(path, sizeof path, "/proc/self/fd/%d", m);
-	w = open(path, O_WRONLY | O_APPEND | O_CLOEXEC);
-	if (m < 0 || w < 0 || fstat(w, &st) < 0 || pipe2(p, O_CLOEXEC) < 0)
+	if (m < 0 || (!legacy_log && tl_shm_make(m, shm_cap) < 0))
+		abort();
+	w = open(path, (legacy_log ? O_WRONLY : O_RDWR) | O_APPEND | O_CLOEXEC);
+	if (w < 0 || fstat(w, &st) < 0 || pipe2(p, O_CLOEXEC) < 0)
 		abort();
 	snprintf(var, sizeof var, "%d:%llu:%llu", TL_FD, (unsigned long long)st.st_dev,
 		 (unsigned long long)st.st_ino + (trace == 2));
@@ -135,8 +149,19 @@ static void run(struct run *r, int trace, const char *const *env, char *const ar
 	close(p[0]);
 	waitpid(r->pid, &r->status, 0);
 	n = (size_t)lseek(m, 0, SEEK_END);
+	base = 0;
+	if (!legacy_log) {
+		/* the shared log as the runner reads it (lib/run.c) */
+		struct tl_shm h;
+
+		if (pread(m, &h, sizeof h, 0) != (ssize_t)sizeof h)
+			abort();
+		r->shm_why = tl_shm_check(&h, n);
+		n = r->shm_why ? 0 : (size_t)h.head;
+		base = TL_SHM_DATA;
+	}
 	log = malloc(n + 1);
-	if (!log || pread(m, log, n, 0) != (ssize_t)n)
+	if (!log || pread(m, log, n, base) != (ssize_t)n)
 		abort();
 	while (tl_next(log, n, &off, &e, &pp, &plen)) {
 		r->v = realloc(r->v, (r->n + 1) * sizeof *r->v);
@@ -146,8 +171,9 @@ static void run(struct run *r, int trace, const char *const *env, char *const ar
 		r->v[r->n].path = strndup(pp, plen);
 		r->n++;
 	}
-	r->whole = off == n;
-	free(log);
+	r->whole = !r->shm_why && off == n;
+	r->raw = log;
+	r->rawn = n;
 	close(m);
 	close(w);
 }
@@ -558,6 +584,84 @@ static void test_log_fd(void)
 	run_free(&r);
 }
 
+/* The verdict the runner gives log[0..n) of root's run; why: its reason. */
+static int built(const char *log, size_t n, pid_t root, struct buf *why)
+{
+	struct buf out = BUF_INIT;
+	int v;
+
+	buf_reset(why);
+	/* a start far ahead: no timestamp is within the racy window */
+	readset_build(log, n, root, INT64_MAX / 2, 0, &out);
+	v = readset_check(out.data, out.len, 0, why);
+	buf_addch(why, 0);
+	buf_release(&out);
+	return v;
+}
+
+/*
+ * The shared log (tracelog.h, struct tl_shm): what the runner reads, a
+ * writer killed between taking room and committing it, an overflow, and
+ * the plain log of a harness.
+ */
+static void test_shm_log(void)
+{
+	struct run r;
+	struct buf why = BUF_INIT;
+	char *torn;
+	size_t off = 0, plen, third = 0;
+	struct tl_event e;
+	const char *pp;
+	int v;
+
+	run(&r, 1, NULL, (char *[]){ probe, "open", at("f"), "stat", at("d"), NULL });
+	check_accounted(&r, "shared log");
+	ok(!r.shm_why, "shared log: nothing written past its room (%s)",
+	   r.shm_why ? r.shm_why : "header holds");
+	v = built(r.raw, r.rawn, r.pid, &why);
+	if (!ok(v == RS_PURE, "shared log: a pure run decodes as pure"))
+		diag("%s", (char *)why.data);
+	/* the third event's room taken and never committed: its len is zero */
+	for (int i = 0; i < 2 && tl_next(r.raw, r.rawn, &off, &e, &pp, &plen); i++)
+		third = off;
+	torn = malloc(r.rawn + 1);
+	if (!torn)
+		abort();
+	memcpy(torn, r.raw, r.rawn);
+	memset(torn + third, 0, 4);
+	v = built(torn, r.rawn, r.pid, &why);
+	ok(third > 0 && v == RS_OPAQUE && strstr((char *)why.data, "half written"),
+	   "an event whose len was never stored: opaque, not a smaller read set (%s)",
+	   (char *)why.data);
+	/* ... and one at the very end, with nothing after it */
+	memcpy(torn, r.raw, r.rawn);
+	off = 0;
+	while (tl_next(r.raw, r.rawn, &off, &e, &pp, &plen) && off < r.rawn)
+		third = off;
+	memset(torn + third, 0, r.rawn - third);
+	v = built(torn, r.rawn, r.pid, &why);
+	ok(v == RS_OPAQUE && strstr((char *)why.data, "half written"),
+	   "the last event never committed: opaque (%s)", (char *)why.data);
+	free(torn);
+	run_free(&r);
+
+	shm_cap = 512;
+	run(&r, 1, NULL, (char *[]){ probe, "open", at("f"), NULL });
+	ok(r.status == 0 && r.shm_why && !strcmp(r.shm_why, "the trace log overflowed"),
+	   "a log too small for the run: overflowed, seen by the header (%s)",
+	   r.shm_why ? r.shm_why : "no complaint");
+	run_free(&r);
+	shm_cap = ((uint64_t)4 << 20) - TL_SHM_DATA;
+
+	legacy_log = 1;
+	run(&r, 1, NULL, (char *[]){ probe, "open", at("f"), NULL });
+	check_accounted(&r, "a plain log (writev)");
+	ok(read_ok(&r, TL_READ, at("f"), TL_FILE, 0), "a plain log: READ with the file's identity");
+	run_free(&r);
+	legacy_log = 0;
+	buf_release(&why);
+}
+
 static void test_values(void)
 {
 	struct run r;
@@ -921,6 +1025,7 @@ int main(void)
 	test_processes();
 	test_env();
 	test_log_fd();
+	test_shm_log();
 	test_values();
 	test_loader_and_scripts();
 	test_untraceable();
