@@ -111,6 +111,7 @@ static int collect_line_update(struct collect_line *l, const void *p, size_t n)
 	struct buf err = BUF_INIT;
 
 	if (msg_get_progress(p, n, &m, &err) < 0) {
+		collect_line_erase(l);
 		diag_warn("--collect: bad message from make: %s", (char *)err.data);
 		buf_release(&err);
 		return -1;
@@ -215,20 +216,23 @@ int collect_main(const char *path, const char *arg)
 			frame_next(&d);
 			continue;
 		}
-		collect_line_erase(&line);
 		if (d.id == PROTO_ID_CONTROL &&
 		    msg_get_text(d.payload.data, d.payload.len, MSG_ERROR, &text, &len) == 0) {
+			collect_line_erase(&line);
 			diag_warn("--collect: make refused wait %lld: %.*s", (long long)hello.wait,
 				  len, text);
 			break;
 		}
 		if (d.id != next || msg_get_step(d.payload.data, d.payload.len, &st, &err) < 0) {
+			collect_line_erase(&line);
 			diag_warn("--collect: bad message from make: %s", d.id != next
 				  ? "a step out of order" : (char *)err.data);
 			buf_release(&err);
 			break;
 		}
 		next++;
+		if (st.res.out.len || st.res.err.len)
+			collect_line_erase(&line);
 		msg_result_emit(&st.res, collect_write);
 		if (st.res.status) {
 			if (!nfail++)
