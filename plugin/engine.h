@@ -94,8 +94,8 @@ void engine_cancel(struct job *j);
  * n == 0: then *jobs is set to a malloc'd array, in queue order, and *n to
  * its length).  Jobs returned are removed from the table; the caller frees
  * them with job_free().  With `progress`, a single status line on stderr
- * is redrawn while the wait lasts longer than half a second, and erased
- * before returning.
+ * (lib/progress.h) is redrawn while the wait lasts longer than half a
+ * second, and erased before returning.
  */
 void engine_wait(struct job ***jobs, size_t *n, int progress);
 /*
