@@ -57,7 +57,7 @@ for cmd in "$@"; do
 	for v in 1 2 3; do
 		# a new identity each time (size, and mtime or not)
 		both sh -c "printf 'v%0${v}d\n' $v >data.txt"
-		ASYNC_COMPILE_DEBUG=1 run_both
+		ASYNC_COMPILE_DEBUG=2 run_both
 		ok "$name, run $v (speculated and cached after the first): the same as \$(shell)" \
 			same_answers
 	done
