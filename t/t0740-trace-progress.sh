@@ -65,6 +65,14 @@ ok "... and the warning says which step failed" \
 ok "... and /proc/version is untouched" grep -q Linux /proc/version
 
 # progress, under a pseudo-terminal
+three_probes_mk() {
+	write_mk Makefile <<'EOF2'
+load @PLUGIN@
+$(foreach i,1 2 3,$(async-try p$i,sleep 0.4))
+$(async-wait)
+all: ; @:
+EOF2
+}
 # A line of tty.out as drawn: what follows the erase ("\r", ESC [K).
 drawn_lines() { tr '\r' '\n' <tty.out | sed -n "s/^$(printf '\033')\\[K//p"; }
 # The line was erased: the next thing printed starts on a clean line.
@@ -110,12 +118,7 @@ EOF2
 	ok "... the name keeps its two ends" grep -q ': dir1/.*\.\.\..*tail\.o' tty.out
 	ok "... and no line is wider than 71 columns" lines_fit 71
 
-	write_mk Makefile <<'EOF2'
-load @PLUGIN@
-$(foreach i,1 2 3,$(async-try p$i,sleep 0.4))
-$(async-wait)
-all: ; @:
-EOF2
+	three_probes_mk
 	script -qec "$MAKE_UT -s; echo make-status=\$?" /dev/null >tty.out 2>&1 </dev/null
 	ok "progress: auto under -s: make exits 0" grep -q 'make-status=0' tty.out
 	ok "progress: auto stays quiet under -s" sh -c '! grep -q "done," tty.out'
@@ -152,12 +155,7 @@ EOF2
 	ok "a recipe wait under -s draws nothing" \
 		sh -c 'grep -q make-status=0 tty.out && ! grep -q "done," tty.out'
 fi
-write_mk Makefile <<'EOF2'
-load @PLUGIN@
-$(foreach i,1 2 3,$(async-try p$i,sleep 0.4))
-$(async-wait)
-all: ; @:
-EOF2
+three_probes_mk
 run_make
 ok "progress: auto, stderr not a terminal: make exits 0" expect_make_ok
 ok "progress: auto draws nothing when stderr is not a terminal" expect_no_grep 'done,' err
