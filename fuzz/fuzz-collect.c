@@ -2,8 +2,8 @@
  * fuzz-collect.c - drive the recipe waits' decoders (lib/msg_collect.h)
  * with arbitrary bytes, as both ends of the channel decode them: frames
  * cut at every offset (frames.h: the first input byte picks the chunk
- * size), then COLLECT (the plugin's side), STEP and ERROR (the
- * collector's side) on every payload, and the collector's argument
+ * size), then COLLECT (the plugin's side), STEP, PROGRESS and ERROR
+ * (the collector's side) on every payload, and the collector's argument
  * parser on the raw input.  Seeds: fuzz/corpus/collect, written by
  * `t/unit/test-collect.t --write-corpus fuzz/corpus/collect`.
  */
@@ -21,6 +21,7 @@ static void fuzz_payload(const unsigned char *p, size_t n)
 {
 	struct collect_msg c;
 	struct step_msg s;
+	struct progress_msg pm;
 	struct buf why = BUF_INIT; /* reset before each decoder: none inherits a reason */
 	const char *text;
 	int len;
@@ -38,6 +39,15 @@ static void fuzz_payload(const unsigned char *p, size_t n)
 			abort();
 		msg_step_release(&s);
 	} else if (!why.len || s.name || s.command || s.res.out.data) {
+		abort();
+	}
+	buf_reset(&why);
+	if (msg_get_progress(p, n, &pm, &why) == 0) {
+		/* what the collector draws from it adds up */
+		if (!pm.oldest || pm.done > pm.total || pm.running > pm.total - pm.done)
+			abort();
+		free(pm.oldest);
+	} else if (!why.len || pm.oldest) {
 		abort();
 	}
 	buf_release(&why);

@@ -102,6 +102,39 @@ void msg_step_release(struct step_msg *m)
 	memset(m, 0, sizeof *m);
 }
 
+void msg_put_progress(struct buf *out, const struct progress_msg *m)
+{
+	wire_put_u8(out, MSG_PROGRESS);
+	wire_put_u32(out, m->total);
+	wire_put_u32(out, m->done);
+	wire_put_u32(out, m->running);
+	wire_put_u8(out, m->always);
+	wire_put_str(out, m->oldest ? m->oldest : "");
+}
+
+int msg_get_progress(const void *p, size_t n, struct progress_msg *m, struct buf *err)
+{
+	struct wire_reader r;
+
+	memset(m, 0, sizeof *m);
+	if (msg_type(p, n) != MSG_PROGRESS)
+		return err_fail(err, "PROGRESS: wrong message type");
+	wire_reader_init(&r, p, n);
+	wire_get_u8(&r);
+	m->total = wire_get_u32(&r);
+	m->done = wire_get_u32(&r);
+	m->running = wire_get_u32(&r);
+	m->always = wire_get_u8(&r);
+	m->oldest = wire_get_str(&r);
+	if (r.failed || !m->oldest || r.left || m->always > 1 ||
+	    m->done > m->total || m->running > m->total - m->done) {
+		free(m->oldest);
+		memset(m, 0, sizeof *m);
+		return err_fail(err, "PROGRESS: malformed message");
+	}
+	return 0;
+}
+
 int msg_collect_parse_arg(const char *arg, struct collect_msg *m)
 {
 	char *end;

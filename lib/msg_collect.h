@@ -8,6 +8,8 @@
  *   plugin -> collector   STEP (id = 1, 2, ...): one waited step, in
  *                         queue order, with its RESULT
  *                         ERROR (id 0): the wait is refused; then close
+ *                         PROGRESS (id 0): how the wait's steps stand,
+ *                         when the collector is to draw the status line
  *                         shutdown (id -1): every step was sent
  *
  * Pure encoders and decoders (the fuzzer drives the decoders): nothing
@@ -27,6 +29,7 @@
 enum {
 	MSG_COLLECT = 9, /* collector -> plugin, first and only frame */
 	MSG_STEP = 10,   /* plugin -> collector, one per waited step */
+	MSG_PROGRESS = 11, /* plugin -> collector, control: the wait's state */
 };
 
 /* A wait's cookie: this many random bytes, written as twice as many hex digits. */
@@ -53,6 +56,22 @@ void msg_put_step(struct buf *out, const char *name, const char *command,
 /* 0 (release with msg_step_release), or -1 with err and *m empty. */
 int msg_get_step(const void *p, size_t n, struct step_msg *m, struct buf *err);
 void msg_step_release(struct step_msg *m);
+
+/*
+ * How a recipe wait's steps stand (lib/progress.h draws it): sent when
+ * the wait is claimed and whenever one of its steps starts or ends, only
+ * for a wait whose line is to draw the status line (asynccompile(7),
+ * PROGRESS).  `always`: draw it even when stderr is not a terminal.
+ */
+struct progress_msg {
+	uint32_t total, done, running;
+	uint8_t always;
+	char *oldest;        /* malloc'd, not NULL; "" when none runs */
+};
+
+void msg_put_progress(struct buf *out, const struct progress_msg *m);
+/* 0 (free m->oldest), or -1 with err and *m empty; done + running <= total. */
+int msg_get_progress(const void *p, size_t n, struct progress_msg *m, struct buf *err);
 
 /*
  * "WAIT:COOKIE", the collector's one argument: parse it into m (version

@@ -36,6 +36,8 @@ struct collect_wait {
 	size_t n, sent;
 	struct collect_conn *conn; /* the collector, once it claimed the wait */
 	int lent;                  /* one of the jobs runs on the collector's slot */
+	int progress;              /* 0, or its line draws the status line: 1 on a terminal, 2 always */
+	uint32_t shown[3];         /* the PROGRESS last sent: done, running, oldest's place + 1 */
 	struct collect_wait *next;
 };
 
@@ -61,7 +63,8 @@ const char *collect_socket(void)
 	return waitsock_path();
 }
 
-int64_t collect_add(struct job **jobs, size_t n, char cookie[COLLECT_COOKIE_HEX + 1])
+int64_t collect_add(struct job **jobs, size_t n, char cookie[COLLECT_COOKIE_HEX + 1],
+		    int progress)
 {
 	struct collect_wait *w = calloc(1, sizeof *w);
 	unsigned char rnd[COLLECT_COOKIE_BYTES];
@@ -77,6 +80,7 @@ int64_t collect_add(struct job **jobs, size_t n, char cookie[COLLECT_COOKIE_HEX 
 	memcpy(cookie, w->cookie, sizeof w->cookie);
 	memcpy(w->jobs, jobs, n * sizeof *jobs);
 	w->n = n;
+	w->progress = progress;
 	w->id = ++C.next_id;
 	for (size_t i = 0; i < n; i++)
 		jobs[i]->wait = w;
@@ -126,6 +130,40 @@ static void collect_flush(struct collect_conn *c)
 		c->dead = 1;
 }
 
+/* How the steps of a wait that draws the line stand, if that changed. */
+static void collect_progress(struct collect_wait *w)
+{
+	struct progress_msg m = { .total = (uint32_t)w->n, .done = (uint32_t)w->sent };
+	struct job *oldest = NULL;
+	uint32_t at = 0;
+	struct buf p = BUF_INIT;
+
+	if (!w->progress || !w->conn || w->sent == w->n || w->n > UINT32_MAX)
+		return;
+	for (size_t i = w->sent; i < w->n; i++) {
+		struct job *j = w->jobs[i];
+
+		m.done += j->state == JOB_DONE;
+		if (j->state != JOB_RUNNING || !j->started_ns)
+			continue;
+		m.running++;
+		if (!oldest || j->started_ns < oldest->started_ns) {
+			oldest = j;
+			at = (uint32_t)(i + 1);
+		}
+	}
+	if (w->shown[0] == m.done && w->shown[1] == m.running && w->shown[2] == at)
+		return;
+	w->shown[0] = m.done;
+	w->shown[1] = m.running;
+	w->shown[2] = at;
+	m.always = w->progress == 2;
+	m.oldest = oldest ? oldest->name : "";
+	msg_put_progress(&p, &m);
+	frame_put(&w->conn->out.buf, PROTO_ID_CONTROL, p.data, p.len);
+	buf_release(&p);
+}
+
 /* Send what is in order now; the last step sent ends the wait. */
 static void collect_send(struct collect_wait *w)
 {
@@ -147,6 +185,8 @@ static void collect_send(struct collect_wait *w)
 		frame_put(&c->out.buf, PROTO_ID_SHUTDOWN, NULL, 0);
 		c->closing = 1;
 		collect_unlink_wait(w);
+	} else {
+		collect_progress(w);
 	}
 	collect_flush(c);
 }
@@ -368,6 +408,14 @@ struct job *collect_swappable(void)
 void collect_lend(struct job *j)
 {
 	j->wait->lent = 1;
+}
+
+void collect_started(struct job *j)
+{
+	if (j->wait && j->wait->conn && j->wait->progress) {
+		collect_progress(j->wait);
+		collect_flush(j->wait->conn);
+	}
 }
 
 void collect_ended(struct job *j, int was_lent)

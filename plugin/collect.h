@@ -46,8 +46,11 @@ const char *collect_socket(void);
 /*
  * A new wait for jobs[0..n-1] (in queue order; the array is copied).
  * Returns its number and fills its cookie (hex, NUL-terminated).
+ * `progress` (0: no; 1: on a terminal; 2: always): its collector is sent
+ * PROGRESS messages, to draw the status line (lib/progress.h).
  */
-int64_t collect_add(struct job **jobs, size_t n, char cookie[COLLECT_COOKIE_HEX + 1]);
+int64_t collect_add(struct job **jobs, size_t n, char cookie[COLLECT_COOKIE_HEX + 1],
+		    int progress);
 /* Descriptors to poll: at most collect_nfds() of them into fds. */
 size_t collect_nfds(void);
 size_t collect_pollfds(struct pollfd *fds, size_t max);
@@ -64,6 +67,8 @@ struct job *collect_swappable(void);
 struct job *collect_lendable(void);
 /* j (from collect_lendable) is dispatched on its collector's slot. */
 void collect_lend(struct job *j);
+/* j, a job of a wait (or any job: then nothing), has started on a worker. */
+void collect_started(struct job *j);
 /*
  * j, a job of a wait, has ended (DONE; its slot already released):
  * its collector's slot is free again, and what is now in order is sent.

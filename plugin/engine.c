@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "lib/err.h"
+#include "lib/progress.h"
 #include "plugin/children.h"
 #include "plugin/backend.h"
 #include "plugin/collect.h"
@@ -309,12 +310,12 @@ int engine_set_slots(const struct js_auth *a, int limit, struct buf *err)
 	return ret;
 }
 
-/* done/running/queued over the jobs being waited for, on one line */
-static void engine_progress(struct job **jobs, size_t n, int *drawn)
+/* The status line over the jobs being waited for (lib/progress.h). */
+static void engine_progress(struct job **jobs, size_t n, int64_t since, int *drawn)
 {
-	size_t done = 0, running = 0;
-	char line[160];
-	int len;
+	struct progress p = { .total = n, .elapsed_ns = proto_now_ns() - since };
+	const struct job *oldest = NULL;
+	struct buf line = BUF_INIT;
 
 	/*
 	 * The line is redrawn in place ("\r", erase to the end): a recipe of
@@ -330,12 +331,19 @@ static void engine_progress(struct job **jobs, size_t n, int *drawn)
 		return;
 	}
 	for (size_t i = 0; i < n; i++) {
-		done += jobs[i]->state == JOB_DONE;
-		running += jobs[i]->state == JOB_RUNNING;
+		const struct job *j = jobs[i];
+
+		p.done += j->state == JOB_DONE;
+		if (j->state != JOB_RUNNING)
+			continue;
+		p.running++;
+		if (j->started_ns && (!oldest || j->started_ns < oldest->started_ns))
+			oldest = j;
 	}
-	len = snprintf(line, sizeof line, "\r\033[Kasynccompile: %zu/%zu done, %zu running, %zu queued",
-		       done, n, running, n - done - running);
-	(void)!write(2, line, (size_t)len);
+	p.oldest = oldest ? oldest->name : NULL;
+	progress_format(&line, &p, progress_width(2));
+	(void)!write(2, line.data, line.len);
+	buf_release(&line);
 	*drawn = 1;
 }
 
@@ -381,7 +389,7 @@ void engine_wait(struct job ***jobs, size_t *n, int progress)
 			}
 			pthread_cond_timedwait(&the_engine.done, &the_engine.lock, &ts);
 			if ((*jobs)[i]->state != JOB_DONE && proto_now_ns() - since > 500 * 1000000LL)
-				engine_progress(*jobs, *n, &drawn);
+				engine_progress(*jobs, *n, since, &drawn);
 		}
 	}
 	for (i = 0; i < *n; i++) {
@@ -390,7 +398,7 @@ void engine_wait(struct job ***jobs, size_t *n, int progress)
 	}
 	pthread_mutex_unlock(&the_engine.lock);
 	if (drawn > 0)
-		(void)!write(2, "\r\033[K", 4);
+		(void)!write(2, PROGRESS_ERASE, sizeof PROGRESS_ERASE - 1);
 }
 
 void engine_pending(struct job ***jobs, size_t *n)
@@ -406,7 +414,7 @@ void engine_pending(struct job ***jobs, size_t *n)
 	pthread_mutex_unlock(&the_engine.lock);
 }
 
-int engine_collect(struct job **jobs, size_t n, int64_t *id,
+int engine_collect(struct job **jobs, size_t n, int progress, int64_t *id,
 		   char cookie[COLLECT_COOKIE_HEX + 1], struct buf *err)
 {
 	pthread_mutex_lock(&the_engine.lock);
@@ -416,7 +424,7 @@ int engine_collect(struct job **jobs, size_t n, int64_t *id,
 	}
 	for (size_t i = 0; i < n; i++)
 		jobtab_unlink(&the_engine.tab, jobs[i]); /* still found by id for its RESULT */
-	*id = collect_add(jobs, n, cookie);
+	*id = collect_add(jobs, n, cookie, progress);
 	/* the I/O thread polls the socket from its next round */
 	engine_wake();
 	pthread_mutex_unlock(&the_engine.lock);

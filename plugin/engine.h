@@ -94,8 +94,8 @@ void engine_cancel(struct job *j);
  * n == 0: then *jobs is set to a malloc'd array, in queue order, and *n to
  * its length).  Jobs returned are removed from the table; the caller frees
  * them with job_free().  With `progress`, a single status line on stderr
- * is redrawn while the wait lasts longer than half a second, and erased
- * before returning.
+ * (lib/progress.h) is redrawn while the wait lasts longer than half a
+ * second, and erased before returning.
  */
 void engine_wait(struct job ***jobs, size_t *n, int progress);
 /*
@@ -105,11 +105,12 @@ void engine_wait(struct job ***jobs, size_t *n, int progress);
 void engine_pending(struct job ***jobs, size_t *n);
 /*
  * A recipe wait (collect.h): jobs[0..n-1], in queue order, are handed
- * to a new wait, out of the name table; a collector line reports them.
+ * to a new wait, out of the name table; a collector line reports them
+ * (and draws the status line: `progress` as collect_add's).
  * 0 with the wait's number in *id and its cookie, or -1 with the reason
  * in err (the private socket cannot be made; the jobs stay as they were).
  */
-int engine_collect(struct job **jobs, size_t n, int64_t *id,
+int engine_collect(struct job **jobs, size_t n, int progress, int64_t *id,
 		   char cookie[COLLECT_COOKIE_HEX + 1], struct buf *err);
 void engine_get_stats(struct engine_stats *st);
 /* Write the trace file now (config `trace`); warns once on failure. */

@@ -234,23 +234,36 @@ static struct job *funcs_waiting(const char *fn, const char *name)
 	mk_error((char *)b.data);
 }
 
-/* progress: always, or auto on a terminal unless make runs with -s */
-static int funcs_progress(void)
+/*
+ * The status line (config `progress`, asynccompile(7) PROGRESS): 0 none,
+ * 1 when stderr is a terminal, 2 always.  auto draws nothing under -s.
+ * A recipe wait's collector draws it only while make runs one recipe at
+ * a time: under -jN (N > 1, or -j alone) make may start another target
+ * at any moment, whose output, or another wait's line, would meet it.
+ */
+static int funcs_progress(int recipe)
 {
 	const struct config *cfg = request_config();
 	struct make_flags f;
+	struct js_auth a;
 	char *mf;
+	int parallel;
 
 	if (!cfg || cfg->progress == PROGRESS_NEVER)
 		return 0;
-	if (cfg->progress == PROGRESS_ALWAYS)
-		return 1;
-	if (!isatty(2))
-		return 0;
 	mf = mk_expand("$(MAKEFLAGS)");
 	js_parse_flags(mf, &f);
+	parallel = f.jobs > 1 || f.jobs < 0;
+	if (js_parse_auth(mf, &a)) {
+		parallel = 1;
+		js_auth_release(&a);
+	}
 	free(mf);
-	return !f.silent;
+	if (recipe && parallel)
+		return 0;
+	if (cfg->progress == PROGRESS_ALWAYS)
+		return 2;
+	return f.silent ? 0 : 1;
 }
 
 static int funcs_by_id(const void *a, const void *b)
@@ -317,10 +330,12 @@ char *funcs_wait(const char *nm, unsigned int argc, char **argv)
 		for (size_t i = 0; i < n; i++)
 			if (jobs[i]->kind == JOB_COMPILE)
 				funcs_placeholders(jobs[i]->name, 0);
-		line = recipe_collect(jobs, &n);
+		line = recipe_collect(jobs, &n, funcs_progress(1));
 	}
 	if (n) {
-		engine_wait(&jobs, &n, funcs_progress());
+		int p = funcs_progress(0);
+
+		engine_wait(&jobs, &n, p == 2 || (p == 1 && isatty(2)));
 		engine_write_trace();
 	}
 

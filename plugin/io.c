@@ -231,6 +231,7 @@ static void io_on_started(void *ctx, int64_t id, const struct started_msg *m)
 		the_engine.st.running++;
 		io_saw_running(m->running);
 		fault_started(j->name);
+		collect_started(j);
 	}
 }
 

@@ -80,7 +80,7 @@ int recipe_context(const char *command, const struct config *cfg, char ***env, c
 	return recursive;
 }
 
-char *recipe_wait_line(struct job **steps, size_t n, int dry_run, struct buf *err)
+char *recipe_wait_line(struct job **steps, size_t n, int dry_run, int progress, struct buf *err)
 {
 	static char *exe;
 	char cookie[COLLECT_COOKIE_HEX + 1];
@@ -92,7 +92,7 @@ char *recipe_wait_line(struct job **steps, size_t n, int dry_run, struct buf *er
 		return NULL;
 	for (size_t i = 0; i < n; i++)
 		runs |= !steps[i]->dry;
-	if (engine_collect(steps, n, &id, cookie, err) < 0)
+	if (engine_collect(steps, n, progress, &id, cookie, err) < 0)
 		return NULL;
 	/*
 	 * make ends a command at every newline of an expanded line and reads
@@ -109,7 +109,7 @@ char *recipe_wait_line(struct job **steps, size_t n, int dry_run, struct buf *er
 	return buf_detach(&line, NULL);
 }
 
-char *recipe_collect(struct job **jobs, size_t *n)
+char *recipe_collect(struct job **jobs, size_t *n, int progress)
 {
 	struct job **steps = calloc(*n + 1, sizeof *steps);
 	size_t ns = 0, keep = 0;
@@ -130,7 +130,7 @@ char *recipe_collect(struct job **jobs, size_t *n)
 	mf = mk_expand("$(MAKEFLAGS)");
 	js_parse_flags(mf, &f);
 	free(mf);
-	line = recipe_wait_line(steps, ns, f.dry_run, &err);
+	line = recipe_wait_line(steps, ns, f.dry_run, progress, &err);
 	if (!line) {
 		if (!warned++)
 			log_msg("warning: recipe waits block make: %s", (char *)err.data);

@@ -32,9 +32,11 @@ int recipe_context(const char *command, const struct config *cfg, char ***env, c
  * with -n or -q and a step runs anyway: a recursive one) has make run
  * it even then.  NULL with the reason in err when no wait can be made
  * (no worker executable, no private socket): the steps are untouched.
+ * `progress` (0, 1: on a terminal, 2: always): the collector draws the
+ * status line (collect_add).
  */
 struct job;
-char *recipe_wait_line(struct job **steps, size_t n, int dry_run, struct buf *err);
+char *recipe_wait_line(struct job **steps, size_t n, int dry_run, int progress, struct buf *err);
 
 /*
  * A wait's set jobs[0..*n-1] (queue order), expanded inside a recipe:
@@ -44,8 +46,8 @@ char *recipe_wait_line(struct job **steps, size_t n, int dry_run, struct buf *er
  * data the recipe may need now) is waited for as before.  Returns the
  * line (malloc'd), or NULL when the set has no step or no collector can
  * be had (then jobs[] is untouched and waited for whole, after one
- * warning).
+ * warning).  `progress` as recipe_wait_line's.
  */
-char *recipe_collect(struct job **jobs, size_t *n);
+char *recipe_collect(struct job **jobs, size_t *n, int progress);
 
 #endif

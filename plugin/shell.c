@@ -64,6 +64,7 @@ static struct {
 	int loaded;             /* shell_load ran */
 	struct memo *memo[MEMO_SIZE];
 	unsigned long misses, memo_hits, stale;
+	unsigned long cache_hits; /* calls the cache answered (not through speculation) */
 } shell_state;
 
 static struct memo *shell_memo_find(const struct buf *id, uint64_t h)
@@ -171,10 +172,31 @@ void shell_makefiles_read(void)
 	spec_end();
 }
 
+/* ASYNC_COMPILE_DEBUG's one line for this make (log.h) */
+static void shell_debug_summary(void)
+{
+	struct spec_stats sp;
+	struct buf b = BUF_INIT;
+	unsigned long calls;
+
+	if (!log_debugging())
+		return;
+	spec_stats(&sp);
+	calls = shell_state.memo_hits + shell_state.cache_hits + sp.hits + shell_state.misses;
+	buf_addf(&b, "%lu call%s: %lu from the cache, %lu by speculation, %lu from the memo, %lu run",
+		 calls, calls == 1 ? "" : "s", shell_state.cache_hits, sp.hits,
+		 shell_state.memo_hits, shell_state.misses);
+	if (sp.speculated)
+		buf_addf(&b, " (%lu speculated, %lu unused)", sp.speculated, sp.unused);
+	log_debug_summary(calls, (char *)b.data);
+	buf_release(&b);
+}
+
 void shell_exit(void)
 {
 	shell_makefiles_read();
 	answer_exit();
+	shell_debug_summary();
 }
 
 /* make's .SHELLSTATUS, with make's own origin for it */
@@ -236,7 +258,9 @@ static struct job *shell_run_now(const struct config *cfg, const struct buf *id,
 		abort();
 	j->kind = JOB_SHELL;
 	answer_count(cfg, j, c.shell, c.flags, c.command, NULL, NULL, env);
-	if (!j->cached) {
+	if (j->cached) {
+		shell_state.cache_hits++;
+	} else {
 		/*
 		 * The pool would only add its hops to make's wait.  The
 		 * runner is the workers' own, so the command gets what a

@@ -99,7 +99,7 @@ if [ -z "$why" ]; then
 	mkdir -p "$nb/cache/asynccompile" && chmod 777 "$nb" && stage_mk Makefile "$nb/Makefile"
 	cp good "$nb/cache/asynccompile/"
 	chmod 755 "$nb/cache/asynccompile"; chown nobody "$nb/cache"
-	V=2 XDG_CACHE_HOME=$nb/cache ASYNC_COMPILE_DEBUG=1 run_make_as nobody "$nb"
+	V=2 XDG_CACHE_HOME=$nb/cache ASYNC_COMPILE_DEBUG=2 run_make_as nobody "$nb"
 	ok "nobody refuses a store root owns" expect_grep 'refused: owned by another user' err
 	ok "nobody: right answers, nothing speculated" \
 		sh -c 'grep -q "^result: \[a-2\]" out && grep -q " speculated=0 " out'
@@ -115,7 +115,7 @@ ok "a store that cannot be created: make succeeds" expect_make_ok
 ok "a store that cannot be created: right answers, no speculation" \
 	sh -c 'grep -q "^result: \[a-2\] \[b\] 3 \[c a-2\]$" out && grep -q " speculated=0 " out'
 ok "a store that cannot be created: silent" expect_eq "" "$(cat err)"
-ASYNC_COMPILE_CONFIG=$TRASH/nostore.yaml ASYNC_COMPILE_DEBUG=1 V=2 run_make
+ASYNC_COMPILE_CONFIG=$TRASH/nostore.yaml ASYNC_COMPILE_DEBUG=2 V=2 run_make
 ok "a store that cannot be created: ASYNC_COMPILE_DEBUG says why" expect_grep 'async-shell: no store' err
 
 V=2 ASYNC_COMPILE_SPECULATE=0 run_make
@@ -335,7 +335,7 @@ cd cenv
 write_config "env: { CFG_VAR: first-secret }"
 run_make
 write_config "env: { CFG_VAR: second-secret }"
-ASYNC_COMPILE_DEBUG=1 run_make
+ASYNC_COMPILE_DEBUG=2 run_make
 cd .. && cp cenv/out out && cp cenv/err err
 ok "another config env: make succeeds, with the new value" \
 	sh -c '[ "$0" -eq 0 ] && grep -q "^cenv: second-secret\$" out' "$make_status"

@@ -97,7 +97,7 @@ else
 	ok "and after it, as before" same_answers
 fi
 run_both "umask 077"
-(cd as && ASYNC_COMPILE_DEBUG=1 run_make)
+(cd as && ASYNC_COMPILE_DEBUG=2 run_make)
 ok "ASYNC_COMPILE_DEBUG says which part of the state differed" \
 	expect_grep 'process state changed: umask 0022, was 0077' as/err
 rm -rf sh/* as/*

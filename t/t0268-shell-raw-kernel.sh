@@ -57,7 +57,7 @@ for cmd in "$@"; do
 	for v in 1 2 3; do
 		# a new identity each time (size, and mtime or not)
 		both sh -c "printf 'v%0${v}d\n' $v >data.txt"
-		ASYNC_COMPILE_DEBUG=1 run_both
+		ASYNC_COMPILE_DEBUG=2 run_both
 		ok "$name, run $v (speculated and cached after the first): the same as \$(shell)" \
 			same_answers
 	done
@@ -77,7 +77,7 @@ done
 case_mk "X := \$(FN $JIT shared data.txt)
 \$(info X=\$(X))"
 both sh -c 'echo shared >data.txt'
-ASYNC_COMPILE_DEBUG=1 run_both
+ASYNC_COMPILE_DEBUG=2 run_both
 ok "a shared writable mapping: the same as \$(shell)" same_answers
 why="a file mapped shared and writable:.*data.txt"
 [ "${TEST_VARIANT:-}" = asan ] && why="enters the kernel itself: .*libasan\\|was not traced\\|$why"

@@ -24,7 +24,7 @@ ok "a record used within cache_max_age: its command is speculated" expect_grep '
 touch -d '2 days ago' "$store/$rec"
 cp -p "$store/$rec" "$store/rec-00000000000000aa"
 rm -f "$store/.evicted"
-N=2 ASYNC_COMPILE_DEBUG=1 run_make
+N=2 ASYNC_COMPILE_DEBUG=2 run_make
 ok "a record unused for longer than cache_max_age is not speculated" expect_grep '^speculated=0$' out
 ok "... and says why under ASYNC_COMPILE_DEBUG" expect_grep 'unused for longer than cache_max_age' err
 ok "an expired record is removed when the store is next written" test ! -e "$store/rec-00000000000000aa"

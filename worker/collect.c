@@ -9,8 +9,15 @@
  * and .DELETE_ON_ERROR apply.  It has no children and holds nothing of
  * the jobserver's: the plugin lets the waited steps run on the slot its
  * line holds.  When its make dies the socket ends and it exits at once.
+ *
+ * The status line: when the plugin sends PROGRESS (it does only for a
+ * wait whose line is to draw it: asynccompile(7), PROGRESS), and stderr
+ * is a terminal or the config says `always`, the collector draws the
+ * line half a second into its wait, redraws it four times a second, and
+ * erases it before each step's output and at the end.
  */
 #include <errno.h>
+#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,6 +26,7 @@
 #include <unistd.h>
 
 #include "lib/msg_collect.h"
+#include "lib/progress.h"
 #include "worker/diag.h"
 #include "worker/worker.h"
 
@@ -62,6 +70,76 @@ static int collect_connect(const char *path)
 	return fd;
 }
 
+/* The status line: what the plugin last said, and whether it is on stderr. */
+struct collect_line {
+	struct progress_msg last;  /* last.oldest NULL: nothing said yet */
+	int on;                    /* draw: PROGRESS came, and a terminal or `always` */
+	int drawn;
+	int64_t since;
+};
+
+#define COLLECT_LINE_FIRST_NS (500 * 1000000LL)
+#define COLLECT_LINE_EVERY_MS 250
+
+static void collect_line_erase(struct collect_line *l)
+{
+	if (l->drawn)
+		collect_write(2, PROGRESS_ERASE, sizeof PROGRESS_ERASE - 1);
+	l->drawn = 0;
+}
+
+static void collect_line_draw(struct collect_line *l)
+{
+	struct progress p = {
+		.done = l->last.done, .total = l->last.total, .running = l->last.running,
+		.oldest = l->last.oldest, .elapsed_ns = proto_now_ns() - l->since,
+	};
+	struct buf b = BUF_INIT;
+
+	if (!l->on || p.elapsed_ns < COLLECT_LINE_FIRST_NS)
+		return;
+	progress_format(&b, &p, progress_width(2));
+	collect_write(2, b.data, b.len);
+	buf_release(&b);
+	l->drawn = 1;
+}
+
+/* A PROGRESS frame: 0, or -1 when it is malformed. */
+static int collect_line_update(struct collect_line *l, const void *p, size_t n)
+{
+	struct progress_msg m;
+	struct buf err = BUF_INIT;
+
+	if (msg_get_progress(p, n, &m, &err) < 0) {
+		collect_line_erase(l);
+		diag_warn("--collect: bad message from make: %s", (char *)err.data);
+		buf_release(&err);
+		return -1;
+	}
+	free(l->last.oldest);
+	l->last = m;
+	l->on = m.always || isatty(2);
+	collect_line_draw(l);
+	return 0;
+}
+
+/* Wait for the next frame, redrawing the line meanwhile. */
+static void collect_line_wait(struct collect_line *l, int fd)
+{
+	struct pollfd pfd = { .fd = fd, .events = POLLIN };
+
+	while (l->on) {
+		int64_t left = l->since + COLLECT_LINE_FIRST_NS - proto_now_ns();
+		int ms = left > 0 ? (int)(left / 1000000) + 1 : COLLECT_LINE_EVERY_MS;
+		int r = poll(&pfd, 1, ms);
+
+		if (r > 0 || (r < 0 && errno != EINTR))
+			return;
+		if (!r)
+			collect_line_draw(l);
+	}
+}
+
 /* Status make sees for the first failure: 1..255, as `exit N` could give. */
 static int collect_exit_status(int status)
 {
@@ -75,6 +153,7 @@ int collect_main(const char *path, const char *arg)
 	struct buf payload = BUF_INIT, fail = BUF_INIT;
 	int fd, nfail = 0, first = 0, rc = COLLECT_EXIT_ERROR;
 	int64_t next = 1;
+	struct collect_line line = { .since = proto_now_ns() };
 
 	if (msg_collect_parse_arg(arg, &hello) < 0) {
 		diag_warn("--collect: '%s' is not a wait (WAIT:COOKIE); this command is "
@@ -101,9 +180,12 @@ int collect_main(const char *path, const char *arg)
 		struct step_msg st;
 		struct buf err = BUF_INIT;
 		const char *text;
-		int r = frame_read_one(fd, &d), len;
+		int r, len;
 
+		collect_line_wait(&line, fd);
+		r = frame_read_one(fd, &d);
 		if (r <= 0) {
+			collect_line_erase(&line);
 			if (r == 0)
 				diag_warn("--collect: the make that queued wait %lld exited "
 					  "before its steps ended", (long long)hello.wait);
@@ -114,6 +196,7 @@ int collect_main(const char *path, const char *arg)
 			break;
 		}
 		if (d.id == PROTO_ID_SHUTDOWN) {
+			collect_line_erase(&line);
 			if (nfail) {
 				struct buf head = BUF_INIT;
 
@@ -127,18 +210,29 @@ int collect_main(const char *path, const char *arg)
 			break;
 		}
 		if (d.id == PROTO_ID_CONTROL &&
+		    msg_type(d.payload.data, d.payload.len) == MSG_PROGRESS) {
+			if (collect_line_update(&line, d.payload.data, d.payload.len) < 0)
+				break;
+			frame_next(&d);
+			continue;
+		}
+		if (d.id == PROTO_ID_CONTROL &&
 		    msg_get_text(d.payload.data, d.payload.len, MSG_ERROR, &text, &len) == 0) {
+			collect_line_erase(&line);
 			diag_warn("--collect: make refused wait %lld: %.*s", (long long)hello.wait,
 				  len, text);
 			break;
 		}
 		if (d.id != next || msg_get_step(d.payload.data, d.payload.len, &st, &err) < 0) {
+			collect_line_erase(&line);
 			diag_warn("--collect: bad message from make: %s", d.id != next
 				  ? "a step out of order" : (char *)err.data);
 			buf_release(&err);
 			break;
 		}
 		next++;
+		if (st.res.out.len || st.res.err.len)
+			collect_line_erase(&line);
 		msg_result_emit(&st.res, collect_write);
 		if (st.res.status) {
 			if (!nfail++)
@@ -149,6 +243,8 @@ int collect_main(const char *path, const char *arg)
 		msg_step_release(&st);
 		frame_next(&d);
 	}
+	collect_line_erase(&line);
+	free(line.last.oldest);
 	frame_decoder_release(&d);
 	buf_release(&fail);
 	close(fd);

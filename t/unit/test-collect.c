@@ -1,7 +1,8 @@
 /*
  * test-collect.c - the recipe waits' messages (lib/msg_collect.h):
- * COLLECT and STEP round trips, what the decoders refuse, the
- * collector's argument, and msg_result_emit()'s order.
+ * COLLECT, STEP and PROGRESS round trips, what the decoders refuse, the
+ * collector's argument, msg_result_emit()'s order, and the status line
+ * PROGRESS draws (lib/progress.h).
  * Run with --write-corpus DIR to write the fuzzer's seed corpus
  * (fuzz/corpus/collect: a chunk-size byte, then frames).
  */
@@ -10,6 +11,7 @@
 #include <string.h>
 
 #include "lib/msg_collect.h"
+#include "lib/progress.h"
 #include "corpus.h"
 #include "tap.h"
 
@@ -125,6 +127,63 @@ static void test_emit(void)
 	buf_release(&emitted);
 }
 
+static void test_progress_msg(void)
+{
+	struct progress_msg m = { 5, 2, 3, 1, (char *)"dir/a.o" }, g;
+	struct buf b = BUF_INIT;
+
+	msg_put_progress(&b, &m);
+	ok(msg_get_progress(b.data, b.len, &g, fresh_why()) == 0, "PROGRESS round trip");
+	ok(g.total == 5 && g.done == 2 && g.running == 3 && g.always == 1, "PROGRESS: the counts");
+	is_string(g.oldest, "dir/a.o", "PROGRESS: the oldest step");
+	free(g.oldest);
+	ok(msg_get_progress(b.data, b.len - 1, &g, fresh_why()) < 0 && !g.oldest,
+	   "PROGRESS: truncated is refused");
+	buf_reset(&b);
+	m.running = 4;
+	msg_put_progress(&b, &m);
+	ok(msg_get_progress(b.data, b.len, &g, fresh_why()) < 0 && why_text(),
+	   "PROGRESS: more done and running than steps is refused");
+	buf_reset(&b);
+	m.running = 0;
+	m.always = 2;
+	msg_put_progress(&b, &m);
+	ok(msg_get_progress(b.data, b.len, &g, fresh_why()) < 0, "PROGRESS: a flag not 0 or 1 is refused");
+	buf_release(&b);
+}
+
+static void test_progress_line(void)
+{
+	struct progress p = { 2, 5, 1, "s1", 1500000000LL };
+	const char *full = "\r\033[Kasynccompile: 2/5 done, 1 running, 2 queued, 1.5s";
+	struct buf b = BUF_INIT;
+	char want[200];
+
+	progress_format(&b, &p, 80);
+	snprintf(want, sizeof want, "%s: s1", full);
+	is_string((char *)b.data, want, "the line: counts, time, oldest step");
+	buf_reset(&b);
+	p.elapsed_ns = 754LL * 1000000000;
+	progress_format(&b, &p, 80);
+	ok(strstr((char *)b.data, " queued, 12m34s: s1") != NULL, "past a minute: minutes and seconds");
+	buf_reset(&b);
+	p.elapsed_ns = 1500000000LL;
+	p.oldest = "drivers/net/ethernet/intel/e1000e/netdev.o";
+	progress_format(&b, &p, 70);
+	is_int((int)b.len - 4, 69, "a long name: the line fills width - 1 columns");
+	ok(strstr((char *)b.data, ": drivers...netdev.o") != NULL, "... keeping the name's two ends");
+	buf_reset(&b);
+	progress_format(&b, &p, 30);
+	is_int((int)b.len - 4, 29, "a terminal narrower than the counts: cut");
+	ok(!strstr((char *)b.data, "drivers"), "... and the name left out");
+	buf_reset(&b);
+	p.oldest = NULL;
+	progress_format(&b, &p, 80);
+	is_string((char *)b.data, full, "nothing running long: no name");
+	buf_release(&b);
+	ok(progress_width(-1) == PROGRESS_WIDTH, "no terminal: the default width");
+}
+
 static int write_corpus(const char *dir)
 {
 	struct buf p = BUF_INIT, st = BUF_INIT;
@@ -154,6 +213,15 @@ static int write_corpus(const char *dir)
 	buf_reset(&st);
 	buf_addf(&st, "12:%s", cookie);
 	corpus_file(dir, "arg", '1', &st);
+	buf_reset(&st);
+	buf_reset(&p);
+	{
+		struct progress_msg m = { 3, 1, 1, 0, (char *)"a.o" };
+
+		msg_put_progress(&p, &m);
+		frame_put(&st, 0, p.data, p.len);
+		corpus_file(dir, "progress", 5, &st);
+	}
 	msg_result_release(&r);
 	buf_release(&p);
 	buf_release(&st);
@@ -166,6 +234,8 @@ int main(int argc, char **argv)
 		return write_corpus(argv[2]);
 	test_collect();
 	test_step();
+	test_progress_msg();
+	test_progress_line();
 	test_arg();
 	test_emit();
 	tap_why_release();

@@ -1,0 +1,78 @@
+#!/bin/sh
+# ASYNC_COMPILE_DEBUG: at 1 each make ends with one summary line for
+# async-shell (how its calls were answered, and why the misses, counted
+# by kind); at 2 also a line for each event as it happens.
+. "$(dirname "$0")/lib.sh"
+
+write_config "cache: false"
+write_mk Makefile <<'EOF2'
+load @PLUGIN@
+A := $(async-shell cat a.txt)
+B := $(async-shell cat b.txt)
+C := $(async-shell cat c.txt)
+D := $(async-shell cat a.txt)
+all: ; @echo $A $B $C $D
+EOF2
+echo 1 >a.txt; echo 2 >b.txt; echo 3 >c.txt
+summary() { grep '^asynccompile: async-shell: [0-9]* calls\{0,1\}: ' err; }
+one_summary() { # expected counts, then the rest of the line
+	[ "$(grep -c '^asynccompile:' err)" -eq 1 ] && summary | grep -qx "asynccompile: async-shell: $1" ||
+		{ cat err; exit 1; }
+}
+
+ASYNC_COMPILE_DEBUG=1 run_make
+ok "a first run: make succeeds" sh -c '[ "$0" -eq 0 ] && grep -qx "1 2 3 1" out' "$make_status"
+ok "... one summary line: three run, one from the memo, why nothing was speculated" one_summary \
+	'4 calls: 0 from the cache, 0 by speculation, 1 from the memo, 3 run; misses: 1 no store (.*)'
+ASYNC_COMPILE_DEBUG=1 run_make
+ok "a second run: all three by speculation, no misses" one_summary \
+	'4 calls: 0 from the cache, 3 by speculation, 1 from the memo, 0 run (3 speculated, 0 unused); no misses'
+
+# three files change: three misses of one kind, counted once
+echo 11 >a.txt; echo 22 >b.txt; echo 33 >c.txt
+ASYNC_COMPILE_DEBUG=1 run_make
+ok "inputs changed: make gives the new answers" grep -qx "11 22 33 11" out
+ok "... and one line counts the three misses as one kind" one_summary \
+	'4 calls: 0 from the cache, 0 by speculation, 1 from the memo, 3 run; misses: 3 not run ahead of need (a path changed)'
+
+echo 111 >a.txt
+ASYNC_COMPILE_DEBUG=2 run_make
+ok "ASYNC_COMPILE_DEBUG=2: a line for the event, naming the path" \
+	expect_grep "^asynccompile: async-shell: not run ahead of need: a path changed: .*a\\.txt" err
+ok "... and the summary line too" sh -c '[ "$(grep -c "^asynccompile: async-shell: [0-9]* calls" err)" -eq 1 ]'
+ok "... which counts the event" expect_grep '; misses: 1 not run ahead of need (a path changed)$' err
+
+run_make
+ok "without ASYNC_COMPILE_DEBUG: nothing is said" \
+	sh -c '[ "$0" -eq 0 ] && ! grep -q asynccompile err' "$make_status"
+
+# the cache answers: counted apart from speculation (inputs read once
+# since written, as t0280's compilers, so the answers are kept; the
+# command sees ASYNC_COMPILE_DEBUG, so both runs have the same)
+write_config "cache: true"
+cat a.txt b.txt c.txt >/dev/null
+settle
+ASYNC_COMPILE_SPECULATE=0 ASYNC_COMPILE_DEBUG=1 run_make
+ASYNC_COMPILE_SPECULATE=0 ASYNC_COMPILE_DEBUG=1 run_make
+ok "answers from the cache are counted as such" one_summary \
+	'4 calls: 3 from the cache, 0 by speculation, 1 from the memo, 0 run; no misses'
+
+# each make says its own: a sub-make too
+write_mk Makefile <<'EOF2'
+load @PLUGIN@
+A := $(async-shell cat a.txt)
+all: ; @+$(MAKE) -s -f sub.mk
+EOF2
+write_mk sub.mk <<'EOF2'
+load @PLUGIN@
+B := $(async-shell cat b.txt)
+C := $(async-shell cat c.txt)
+all: ; @:
+EOF2
+ASYNC_COMPILE_SPECULATE=0 ASYNC_COMPILE_DEBUG=1 run_make
+ok "a recursive build: make succeeds" expect_make_ok
+ok "... each make ends with its own summary" \
+	sh -c 'grep -q "^asynccompile: async-shell: 1 call: " err && grep -q "^asynccompile: async-shell: 2 calls: " err &&
+		[ "$(grep -c "^asynccompile:" err)" -eq 2 ]'
+
+done_testing
