@@ -104,4 +104,23 @@ ok "after the fix the build succeeds" expect_make_ok
 ok "after the fix greet.c is compiled again" expect_grep ' -c greet.c -o greet.o$' inc.out
 ok "no jobserver token message" expect_no_grep INTERNAL inc.err
 
+# README and asynccompile(7) show this makefile: each of their lines is
+# one of its lines (but the load line, which names the built tree).
+doc_lines_in_example() { # file-with-the-doc's-lines
+	n=0
+	while IFS= read -r l; do
+		case $l in ''|load\ *|\#*) continue ;; esac
+		n=$((n + 1))
+		grep -qxF -- "$l" "$TEST_ROOT/examples/incremental/Makefile" ||
+			{ echo "not in examples/incremental/Makefile: [$l]"; return 1; }
+	done <"$1"
+	[ "$n" -ge 20 ] || { echo "only $n lines found"; return 1; }
+}
+sed -n '/^    load \/path\/to\/asynccompile\/asynccompile.so$/,/^    FORCE:$/p' "$TEST_ROOT/README" |
+	sed -n '/^    SRCS := main.c greet.c/,$p' | sed 's/^    //' >readme.mk
+ok "README's many-files recipe is the tested one" doc_lines_in_example readme.mk
+sed -n '/^SRCS := main.c greet.c/,/^FORCE:$/p' "$TEST_ROOT/man/asynccompile.7" |
+	sed -e 's/\\-/-/g' -e 's/\\e/\\/g' >man.mk
+ok "asynccompile(7)'s many-files recipe is the tested one" doc_lines_in_example man.mk
+
 done_testing
