@@ -20,8 +20,6 @@
  * so one huge result does not pin its memory for the connection's life.
  */
 #define DECODER_KEEP ((size_t)1 << 20)
-/* Largest single read() of frame_read_one(). */
-#define READ_CHUNK ((size_t)64 << 10)
 
 /* ---- frame decoder ---- */
 
@@ -62,10 +60,10 @@ static int frame_check_header(struct frame_decoder *d)
 	if (len < 0)
 		return frame_fail(d, "frame header: payload length %" PRId64
 				  " is negative", len);
-	if (len > PROTO_MAX_PAYLOAD)
+	if (len > (d->max_len ? d->max_len : PROTO_MAX_PAYLOAD))
 		return frame_fail(d, "frame header: payload length %" PRId64
 				  " exceeds the maximum %" PRId64, len,
-				  PROTO_MAX_PAYLOAD);
+				  d->max_len ? d->max_len : PROTO_MAX_PAYLOAD);
 	if (id < PROTO_ID_SHUTDOWN)
 		return frame_fail(d, "frame header: job id %" PRId64
 				  " is invalid (below -1)", id);
@@ -267,56 +265,84 @@ int frame_write_all(int fd, int64_t id, const void *payload, size_t len)
 	return 0;
 }
 
+/* Bytes up to the end of the current frame (0 once it is complete). */
+static size_t frame_want(const struct frame_decoder *d)
+{
+	if (d->hdr_got < PROTO_HEADER_SIZE)
+		return PROTO_HEADER_SIZE - d->hdr_got;
+	return (size_t)d->len - d->payload.len;
+}
+
+int frame_read(int fd, struct frame_decoder *d, unsigned flags, frame_fn *fn, void *ctx,
+	       size_t *nread)
+{
+	unsigned char tmp[FRAME_READ_MAX];
+	size_t want = sizeof tmp, off = 0, used;
+	ssize_t n;
+
+	if (nread)
+		*nread = 0;
+	if (frame_failed(d))
+		return FRAME_R_BAD;
+	if (flags & FRAME_READ_ONE) {
+		want = frame_want(d);
+		if (want > sizeof tmp)
+			want = sizeof tmp;
+	}
+	n = want ? read(fd, tmp, want) : 0;
+	if (n < 0)
+		return errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR ?
+			FRAME_R_AGAIN : FRAME_R_ERRNO;
+	if (n == 0 && want)
+		return frame_eof(d) < 0 ? FRAME_R_BAD : FRAME_R_EOF;
+	if (nread)
+		*nread = (size_t)n;
+	do {
+		int r = frame_feed(d, tmp + off, (size_t)n - off, &used);
+
+		off += used;
+		if (r == FRAME_ERROR)
+			return FRAME_R_BAD;
+		if (r == FRAME_MORE || !fn)
+			break;
+		if (fn(ctx, d))
+			return FRAME_R_STOP;
+		frame_next(d);
+	} while (off < (size_t)n);
+	return FRAME_R_OK;
+}
+
 /*
  * Reads never go past the end of the current frame, so whatever follows
  * it stays in the pipe for the next call (or for another reader).
  */
 int frame_read_one(int fd, struct frame_decoder *d)
 {
-	unsigned char tmp[READ_CHUNK];
-	size_t want, used;
-	ssize_t n;
-	int r;
-
 	if (d->ready)
 		frame_next(d);
 	for (;;) {
-		if (frame_failed(d)) {
-			errno = EPROTO;
-			return -1;
-		}
-		if (d->hdr_got < PROTO_HEADER_SIZE)
-			want = PROTO_HEADER_SIZE - d->hdr_got;
-		else
-			want = (size_t)d->len - d->payload.len;
-		if (want > sizeof tmp)
-			want = sizeof tmp;
-		n = want ? read(fd, tmp, want) : 0;
-		if (n < 0) {
-			int saved = errno;
-
+		switch (frame_read(fd, d, FRAME_READ_ONE, NULL, NULL, NULL)) {
+		case FRAME_R_OK:
+			if (d->ready)
+				return 1;
+			break;
+		case FRAME_R_AGAIN:
 			if (errno == EINTR)
-				continue;
-			if (errno == EAGAIN || errno == EWOULDBLOCK) {
-				if (proto_wait(fd, POLLIN) < 0)
-					return -1;
-				continue;
-			}
-			errno = saved;
-			frame_fail(d, "read:");
-			return -1;
-		}
-		if (n == 0 && want) {
-			if (frame_eof(d) < 0) {
-				errno = EPROTO;
+				break;
+			if (proto_wait(fd, POLLIN) < 0)
 				return -1;
-			}
+			break;
+		case FRAME_R_EOF:
 			return 0;
-		}
-		r = frame_feed(d, tmp, (size_t)n, &used);
-		if (r == FRAME_READY)
-			return 1;
-		if (r == FRAME_ERROR) {
+		case FRAME_R_ERRNO:
+			if (!frame_failed(d)) {
+				int saved = errno;
+
+				frame_fail(d, "read:");
+				errno = saved;
+			}
+			return -1;
+		default: /* FRAME_R_BAD */
 			errno = EPROTO;
 			return -1;
 		}

@@ -45,6 +45,7 @@ struct frame_decoder {
 	int64_t len;         /* payload length of the frame being read */
 	struct buf payload;  /* grows as bytes arrive, never by `len` at once */
 	int ready;           /* a complete frame is held until frame_next() */
+	int64_t max_len;     /* 0: PROTO_MAX_PAYLOAD; set after init to take less */
 	struct buf err;     /* why it died; frame_decoder_release() frees it */
 };
 
@@ -91,6 +92,42 @@ static inline size_t frame_outq_pending(const struct frame_outq *q)
 int frame_outq_flush(int fd, struct frame_outq *q);
 /* Drop everything queued and free the storage. */
 void frame_outq_release(struct frame_outq *q);
+/* ---- reading a descriptor (every role's one read loop) ---- */
+
+/*
+ * Called with each complete frame, in order.  Return 0 to go on (the
+ * frame is then released with frame_next()), non-zero to stop: frame_read()
+ * returns FRAME_R_STOP at once and does not touch the decoder again, which
+ * the handler may have reset or released.  Bytes read after a stop are
+ * dropped: a handler stops only when the stream no longer matters.
+ */
+typedef int frame_fn(void *ctx, struct frame_decoder *d);
+
+enum frame_read_status {
+	FRAME_R_AGAIN, /* nothing to read now (EAGAIN, EINTR): poll again */
+	FRAME_R_OK,    /* bytes read, every complete frame handled */
+	FRAME_R_STOP,  /* the handler returned non-zero */
+	FRAME_R_EOF,   /* end of stream, cleanly between frames */
+	FRAME_R_BAD,   /* malformed or truncated stream: d->err says why */
+	FRAME_R_ERRNO, /* read(2) failed: errno */
+};
+
+/* The most one frame_read() reads. */
+#define FRAME_READ_MAX ((size_t)64 << 10)
+
+/* flags of frame_read() */
+#define FRAME_READ_ONE 1 /* read no further than the end of the current frame */
+
+/*
+ * The one read of a non-blocking descriptor: one read(2) of at most 64 KiB
+ * into the decoder, then fn for each frame that completes.  With
+ * FRAME_READ_ONE whatever follows the current frame stays in the pipe, and
+ * fn may be NULL: a completed frame is then left ready for the caller.
+ * *nread (may be NULL) gets the bytes read.
+ */
+int frame_read(int fd, struct frame_decoder *d, unsigned flags, frame_fn *fn, void *ctx,
+	       size_t *nread);
+
 /* Blocking write of one frame, for simple clients and tests. */
 int frame_write_all(int fd, int64_t id, const void *payload, size_t len);
 /*

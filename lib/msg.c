@@ -5,11 +5,14 @@
  * manual.  The fields they are made of are wire.c's; framing is frame.c's.
  */
 #include "lib/msg.h"
+#include "lib/proto.h"
 #include "lib/err.h"
 #include "lib/readset.h"
 #include "lib/strv.h"
 #include "lib/wire.h"
 
+#include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -416,6 +419,22 @@ int msg_restamp_result(void *p, size_t n, int32_t worker, uint32_t attempts,
 	memcpy(tail + 4, &attempts, 4);
 	memcpy(tail + 8, &running, 4);
 	return 0;
+}
+
+void msg_result_fail(struct result_msg *m, int32_t status, uint32_t flags, const char *fmt, ...)
+{
+	char line[300];
+	va_list ap;
+
+	memset(m, 0, sizeof *m);
+	m->status = status;
+	m->flags = flags;
+	m->worker = -1;
+	m->start_ns = m->end_ns = proto_now_ns();
+	va_start(ap, fmt);
+	vsnprintf(line, sizeof line, fmt, ap);
+	va_end(ap);
+	buf_addf(&m->err, "asynccompile: %s\n", line);
 }
 
 void msg_result_release(struct result_msg *m)

@@ -101,8 +101,9 @@ struct job_msg {
  * (PROTOCOL.md, RESULT), the numbers timeout(1) and the shell use.
  */
 #define STATUS_TIMED_OUT 124  /* stopped by the job's timeout */
-#define STATUS_NOT_RUN 125    /* refused, cancelled, or make was exiting */
+#define STATUS_NOT_RUN 125    /* refused, lost with its workers, or make was exiting */
 #define STATUS_CANNOT_RUN 127 /* the command could not be started */
+#define STATUS_CANCELLED (128 + 15) /* cancelled before it ran: as if by SIGTERM */
 
 enum result_flags {
 	RES_TIMED_OUT = 1 << 0,   /* stopped by the timeout: status 124 */
@@ -179,5 +180,13 @@ int msg_restamp_result(void *p, size_t n, int32_t worker, uint32_t attempts,
 		       uint32_t running, struct buf *err);
 void msg_job_release(struct job_msg *m);
 void msg_result_release(struct result_msg *m);
+/*
+ * The one RESULT of a job that did not run to its end: `m` (unused, or
+ * released) gets status and flags, worker -1, both times now, and one
+ * line "asynccompile: WHY\n" in err, at most 300 bytes.  The caller may
+ * then set attempts and running, and releases it.
+ */
+void msg_result_fail(struct result_msg *m, int32_t status, uint32_t flags, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
 
 #endif

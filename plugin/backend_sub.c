@@ -94,12 +94,8 @@ static void sub_report_failed(struct sub *s, int64_t id, uint32_t flags, uint32_
 {
 	struct result_msg r;
 
-	memset(&r, 0, sizeof r);
-	r.status = STATUS_NOT_RUN;
-	r.flags = flags;
-	r.worker = -1;
+	msg_result_fail(&r, STATUS_NOT_RUN, flags, "%s", why);
 	r.attempts = attempts;
-	buf_addf(&r.err, "asynccompile: %s\n", why);
 	s->report.result(s->report.ctx, id, &r);
 	msg_result_release(&r);
 }
@@ -341,6 +337,12 @@ bad:
 	return -1;
 }
 
+static int sub_on_frame(void *ctx, struct frame_decoder *d)
+{
+	(void)d;
+	return sub_frame(ctx);
+}
+
 static void sub_events(struct backend *b, const struct pollfd *fds, size_t nfds)
 {
 	struct sub *s = (struct sub *)b;
@@ -355,38 +357,23 @@ static void sub_events(struct backend *b, const struct pollfd *fds, size_t nfds)
 			}
 		}
 		if (fds[i].fd == s->from && s->from >= 0) {
-			unsigned char tmp[65536];
-			ssize_t got = read(s->from, tmp, sizeof tmp);
-
-			if (got < 0 && (errno == EAGAIN || errno == EINTR))
-				continue;
-			if (got <= 0) {
-				sub_died(s, got == 0 ? "end of file" : strerror(errno));
+			switch (frame_read(s->from, &s->dec, 0, sub_on_frame, s, NULL)) {
+			case FRAME_R_AGAIN: case FRAME_R_OK:
+				break;
+			case FRAME_R_EOF:
+				sub_died(s, "end of file");
 				return;
-			}
-			for (size_t off = 0; off < (size_t)got;) {
-				size_t used;
-				int st = frame_feed(&s->dec, tmp + off, (size_t)got - off, &used);
-
-				off += used;
-				if (st == FRAME_ERROR) {
-					log_msg("bad frame from the pool supervisor: %s",
-						(char *)s->dec.err.data);
-					if (s->pid > 0)
-						kill(s->pid, SIGKILL);
-					sub_died(s, "protocol error");
-					return;
-				}
-				if (st == FRAME_MORE)
-					break;
-				int bad = sub_frame(s);
-				frame_next(&s->dec);
-				if (bad) {
-					if (s->pid > 0)
-						kill(s->pid, SIGKILL);
-					sub_died(s, "protocol error");
-					return;
-				}
+			case FRAME_R_ERRNO:
+				sub_died(s, strerror(errno));
+				return;
+			case FRAME_R_BAD:
+				log_msg("bad frame from the pool supervisor: %s", (char *)s->dec.err.data);
+				/* fall through */
+			default: /* FRAME_R_STOP: a frame it had no business sending */
+				if (s->pid > 0)
+					kill(s->pid, SIGKILL);
+				sub_died(s, "protocol error");
+				return;
 			}
 		}
 	}

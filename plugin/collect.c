@@ -215,6 +215,7 @@ static void collect_accept(void)
 			abort();
 		c->fd = fd;
 		frame_decoder_init(&c->dec);
+		c->dec.max_len = COLLECT_MAX_HELLO;
 		c->next = C.conns;
 		C.conns = c;
 		C.nconns++;
@@ -222,38 +223,57 @@ static void collect_accept(void)
 }
 
 /* Bytes from a collector: its COLLECT, and after that nothing at all. */
-static void collect_read(struct collect_conn *c)
+static int collect_on_frame(void *ctx, struct frame_decoder *d)
 {
-	unsigned char tmp[512];
-	ssize_t r = read(c->fd, tmp, sizeof tmp);
-	size_t off = 0, used;
+	struct collect_conn *c = ctx;
 
-	if (r < 0 && (errno == EAGAIN || errno == EINTR))
-		return;
-	if (r <= 0) {
-		c->dead = 1; /* the collector is gone; collect_reap() abandons its wait */
-		return;
-	}
-	if (c->closing)
-		return; /* refused or done: what it says no longer matters */
 	if (c->wait) {
 		collect_abandon(c->wait);
 		collect_refuse(c, "a message after COLLECT");
+	} else if (d->id != PROTO_ID_CONTROL) {
+		collect_refuse(c, "the first frame must be a COLLECT message");
+	} else {
+		collect_claim(c, d->payload.data, d->payload.len);
+	}
+	return c->closing;
+}
+
+static void collect_read(struct collect_conn *c)
+{
+	char one;
+	ssize_t r;
+	size_t n;
+
+	if (!c->closing && !c->wait) {
+		switch (frame_read(c->fd, &c->dec, 0, collect_on_frame, c, &n)) {
+		case FRAME_R_AGAIN: case FRAME_R_OK: case FRAME_R_STOP:
+			return;
+		case FRAME_R_BAD:
+			if (n) { /* malformed, not cut off */
+				/* a frame only too long for a COLLECT, or one that is not framed */
+				collect_refuse(c, c->dec.len > COLLECT_MAX_HELLO &&
+					       c->dec.len <= PROTO_MAX_PAYLOAD && c->dec.id >= 0 ?
+					       "the first frame must be a COLLECT message" :
+					       (char *)c->dec.err.data);
+				return;
+			}
+			/* fall through */
+		default:
+			c->dead = 1; /* the collector is gone; collect_reap() abandons its wait */
+			return;
+		}
+	}
+	/* after COLLECT, or refused: only its end matters */
+	r = read(c->fd, &one, 1);
+	if (r < 0 && (errno == EAGAIN || errno == EINTR))
+		return;
+	if (r <= 0) {
+		c->dead = 1;
 		return;
 	}
-	while (off < (size_t)r && !c->closing) {
-		int st = frame_feed(&c->dec, tmp + off, (size_t)r - off, &used);
-
-		off += used;
-		if (st == FRAME_ERROR) {
-			collect_refuse(c, (char *)c->dec.err.data);
-		} else if (c->dec.hdr_got == PROTO_HEADER_SIZE &&
-			   (c->dec.len > COLLECT_MAX_HELLO || c->dec.id != PROTO_ID_CONTROL)) {
-			collect_refuse(c, "the first frame must be a COLLECT message");
-		} else if (st == FRAME_READY) {
-			collect_claim(c, c->dec.payload.data, c->dec.payload.len);
-			frame_next(&c->dec);
-		}
+	if (c->wait && !c->closing) {
+		collect_abandon(c->wait);
+		collect_refuse(c, "a message after COLLECT");
 	}
 }
 

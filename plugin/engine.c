@@ -156,8 +156,7 @@ void engine_submit(struct job *j)
 		j->state = JOB_DONE;
 	} else if (the_engine.stopping) {
 		/* the I/O thread stopped (make is exiting): nothing would run it */
-		j->res.status = STATUS_NOT_RUN;
-		buf_addstr(&j->res.err, "asynccompile: not run: make was exiting\n");
+		msg_result_fail(&j->res, STATUS_NOT_RUN, 0, "not run: make was exiting");
 		j->state = JOB_DONE;
 	} else {
 		j->state = JOB_QUEUED;

@@ -65,11 +65,8 @@ static void io_dispatch(struct job *j, enum job_slot slot, unsigned char tok)
 		 */
 		struct result_msg r;
 
-		memset(&r, 0, sizeof r);
-		r.status = STATUS_NOT_RUN;
-		r.worker = -1;
-		buf_addf(&r.err, "asynccompile: the pool refused the job (%s); not run\n",
-			 strerror(errno));
+		msg_result_fail(&r, STATUS_NOT_RUN, 0, "the pool refused the job (%s); not run",
+				strerror(errno));
 		io_on_result(NULL, j->id, &r);
 		msg_result_release(&r);
 	}
@@ -259,38 +256,20 @@ static void io_on_result(void *ctx, int64_t id, struct result_msg *res)
 		engine_forget(j);
 		return;
 	}
-	j->res.status = res->status;
-	j->res.flags = res->flags;
 	/* moved, not copied: a result may be max_output twice over */
-	buf_release(&j->res.out);
-	buf_release(&j->res.err);
-	buf_release(&j->res.order);
-	buf_release(&j->res.readset);
-	j->res.out = res->out;
-	j->res.err = res->err;
-	j->res.order = res->order;
-	j->res.readset = res->readset;
-	res->out = (struct buf)BUF_INIT;
-	res->err = (struct buf)BUF_INIT;
-	res->order = (struct buf)BUF_INIT;
-	res->readset = (struct buf)BUF_INIT;
-	j->res.start_ns = res->start_ns;
-	j->res.end_ns = res->end_ns;
-	j->res.utime_us = res->utime_us;
-	j->res.stime_us = res->stime_us;
-	j->res.maxrss_kb = res->maxrss_kb;
-	j->res.worker = res->worker;
-	j->res.attempts = res->attempts;
+	msg_result_release(&j->res);
+	j->res = *res;
+	*res = (struct result_msg){ 0 };
 	engine_job_done(j);
 	if (j->started_ns)
 		the_engine.st.running--;
 	the_engine.st.completed++;
-	if (res->status)
+	if (j->res.status)
 		the_engine.st.failed++;
-	if (res->flags & RES_TIMED_OUT)
+	if (j->res.flags & RES_TIMED_OUT)
 		the_engine.st.timed_out++;
-	if (res->attempts > 1)
-		the_engine.st.retried += res->attempts - 1;
+	if (j->res.attempts > 1)
+		the_engine.st.retried += j->res.attempts - 1;
 	the_engine.st.bytes_in += j->res.out.len + j->res.err.len;
 	the_engine.results++;
 	if (the_engine.trace)
@@ -313,10 +292,9 @@ static void io_stop_all(void)
 		if (j->state == JOB_DONE)
 			continue;
 		slots_release(&the_engine.slots, j);
-		buf_addstr(&j->res.err, j->state == JOB_RUNNING
-			   ? "asynccompile: killed: make was exiting\n"
-			   : "asynccompile: not run: make was exiting\n");
-		j->res.status = STATUS_NOT_RUN;
+		msg_result_release(&j->res);
+		msg_result_fail(&j->res, STATUS_NOT_RUN, 0, "%s: make was exiting",
+				j->state == JOB_RUNNING ? "killed" : "not run");
 		engine_job_done(j);
 	}
 	while ((j = the_engine.discarded)) {

@@ -114,7 +114,7 @@ int pool_cancel(struct pool *p, int64_t id)
 	if (!j)
 		return -1;
 	if (!pool_unqueue(p, j)) {
-		pool_report(p, j, POOL_STATUS_CANCELLED, RES_CANCELLED,
+		pool_report(p, j, STATUS_CANCELLED, RES_CANCELLED,
 			    "cancelled before it started");
 		return 0;
 	}

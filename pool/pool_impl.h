@@ -16,10 +16,6 @@
 
 /* Bytes read from one worker per wake-up, so one big result cannot starve the rest. */
 #define POOL_READ_BUDGET ((size_t)1 << 20)
-/* Status of a job reported without having run to its end. */
-#define POOL_STATUS_CRASHED 125
-#define POOL_STATUS_CANCELLED (128 + SIGTERM)
-#define POOL_STATUS_NO_WORKER 127
 
 struct pjob {
 	int64_t id;

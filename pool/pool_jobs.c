@@ -74,26 +74,16 @@ void pool_report(struct pool *p, struct pjob *j, int status, uint32_t flags,
 			const char *fmt, ...)
 {
 	struct result_msg res;
+	char why[300];
 	va_list ap;
 	int64_t id = j->id;
 
-	memset(&res, 0, sizeof res);
-	res.status = status;
-	res.flags = flags;
-	res.start_ns = res.end_ns = proto_now_ns();
-	res.worker = -1;
+	va_start(ap, fmt);
+	vsnprintf(why, sizeof why, fmt, ap);
+	va_end(ap);
+	msg_result_fail(&res, status, flags, "%s", why);
 	res.attempts = j->attempts;
 	res.running = j->running;
-	buf_addstr(&res.err, "asynccompile: ");
-	va_start(ap, fmt);
-	{
-		char line[300];
-
-		vsnprintf(line, sizeof line, fmt, ap);
-		buf_addstr(&res.err, line);
-	}
-	va_end(ap);
-	buf_addch(&res.err, '\n');
 	pool_job_free(p, j);
 	p->st.completed++;
 	p->ops.result(p->ctx, id, &res);

@@ -93,7 +93,7 @@ static void pool_start_failed(struct pool *p, const char *why)
 	p->start_failures = 0;
 	p->next_start = 0;
 	for (struct pjob *j; (j = pool_dequeue(p));)
-		pool_report(p, j, POOL_STATUS_NO_WORKER, RES_SPAWN_FAILED,
+		pool_report(p, j, STATUS_CANNOT_RUN, RES_SPAWN_FAILED,
 			    "cannot start a worker: %s", why);
 }
 
@@ -150,7 +150,7 @@ static void pool_job_lost(struct pool *p, struct pworker *w, struct pjob *j)
 	int64_t timeout = j->cancelled ? 0 : pool_job_timeout(j);
 
 	if (j->cancelled) {
-		pool_report(p, j, POOL_STATUS_CRASHED, RES_CANCELLED,
+		pool_report(p, j, STATUS_NOT_RUN, RES_CANCELLED,
 			    "worker %d died while this job was being cancelled",
 			    w->index);
 	} else if (timeout > 0 && pool_now_ms() - j->dispatched_ms >= timeout) {
@@ -171,7 +171,7 @@ static void pool_job_lost(struct pool *p, struct pworker *w, struct pjob *j)
 		p->st.retried++;
 		pool_enqueue(p, j, 1);
 	} else {
-		pool_report(p, j, POOL_STATUS_CRASHED, RES_CRASHED,
+		pool_report(p, j, STATUS_NOT_RUN, RES_CRASHED,
 			    "worker %d died while running this job (attempt %"
 			    PRIu32 " of %" PRIu32 "); giving up",
 			    w->index, j->attempts, runs);
@@ -400,43 +400,46 @@ static void pool_got_frame(struct pool *p, struct pworker *w)
 	pool_lose(p, w, 1, "sent an unexpected message type %d", type);
 }
 
+struct pool_reading {
+	struct pool *p;
+	struct pworker *w;
+};
+
+static int pool_on_frame(void *ctx, struct frame_decoder *d)
+{
+	struct pool_reading *r = ctx;
+
+	(void)d;
+	pool_got_frame(r->p, r->w);
+	return r->w->state == W_DOWN; /* its decoder is gone with it */
+}
+
 void pool_read(struct pool *p, struct pworker *w)
 {
-	unsigned char tmp[64 << 10];
-	size_t total = 0;
-	int full = 1; /* a short read emptied the pipe: no EAGAIN read to prove it */
+	struct pool_reading ctx = { p, w };
+	size_t total = 0, n = 0;
 
-	while (full && w->state != W_DOWN && total < POOL_READ_BUDGET) {
-		ssize_t n = read(w->from_fd, tmp, sizeof tmp);
-		size_t off = 0, used;
-
-		if (n < 0 && errno == EINTR)
+	/* a short read emptied the pipe: no EAGAIN read is needed to prove it */
+	for (int full = 1; full && total < POOL_READ_BUDGET; total += n, full = n == FRAME_READ_MAX) {
+		switch (frame_read(w->from_fd, &w->dec, 0, pool_on_frame, &ctx, &n)) {
+		case FRAME_R_OK:
 			continue;
-		if (n < 0 && errno == EAGAIN)
+		case FRAME_R_AGAIN:
 			return;
-		if (n <= 0) {
-			if (frame_eof(&w->dec) < 0)
-				pool_lose(p, w, 0, "exited mid-frame (%s)", (char *)w->dec.err.data);
-			else
+		case FRAME_R_EOF: case FRAME_R_ERRNO:
+			if (frame_eof(&w->dec) == 0) {
 				pool_lose(p, w, 0, "exited unexpectedly");
-			return;
-		}
-		total += (size_t)n;
-		full = (size_t)n == sizeof tmp;
-		while (w->state != W_DOWN && off < (size_t)n) {
-			int r = frame_feed(&w->dec, tmp + off, (size_t)n - off, &used);
-
-			off += used;
-			if (r == FRAME_ERROR) {
-				pool_lose(p, w, 1, "sent a malformed frame: %s",
-					  (char *)w->dec.err.data);
 				return;
 			}
-			if (r == FRAME_READY) {
-				pool_got_frame(p, w);
-				if (w->state != W_DOWN)
-					frame_next(&w->dec);
-			}
+			/* fall through */
+		case FRAME_R_BAD:
+			if (!n) /* the end came mid-frame */
+				pool_lose(p, w, 0, "exited mid-frame (%s)", (char *)w->dec.err.data);
+			else
+				pool_lose(p, w, 1, "sent a malformed frame: %s", (char *)w->dec.err.data);
+			return;
+		default: /* FRAME_R_STOP: the worker is down */
+			return;
 		}
 	}
 }

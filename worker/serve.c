@@ -55,38 +55,21 @@ struct serve {
 #define serve_fail(s, ...) \
 	(buf_reset(&(s)->err), err_fail(&(s)->err, __VA_ARGS__), EV_ERROR)
 
-/* One read() of at most what the current frame still needs, then feed it. */
+/* One read() of at most what the current frame still needs. */
 static int serve_read_once(struct serve *s)
 {
-	unsigned char tmp[64 << 10];
-	size_t want, used;
-	ssize_t n;
-	int r;
-
-	if (s->dec.hdr_got < PROTO_HEADER_SIZE)
-		want = PROTO_HEADER_SIZE - s->dec.hdr_got;
-	else
-		want = (size_t)s->dec.len - s->dec.payload.len;
-	if (want > sizeof tmp)
-		want = sizeof tmp;
-	if (want) {
-		n = read(s->in_fd, tmp, want);
-		if (n < 0 && (errno == EINTR || errno == EAGAIN))
-			return EV_MORE;
-		if (n < 0)
-			return serve_fail(s, "read:");
-		if (n == 0) {
-			if (frame_eof(&s->dec) < 0)
-				return serve_fail(s, "%s", (char *)s->dec.err.data);
-			return EV_EOF;
-		}
-	} else {
-		n = 0; /* an empty payload completes with no further bytes */
-	}
-	r = frame_feed(&s->dec, tmp, (size_t)n, &used);
-	if (r == FRAME_ERROR)
+	switch (frame_read(s->in_fd, &s->dec, FRAME_READ_ONE, NULL, NULL, NULL)) {
+	case FRAME_R_AGAIN:
+		return EV_MORE;
+	case FRAME_R_OK:
+		return s->dec.ready ? EV_FRAME : EV_MORE;
+	case FRAME_R_EOF:
+		return EV_EOF;
+	case FRAME_R_ERRNO:
+		return serve_fail(s, "read:");
+	default:
 		return serve_fail(s, "%s", (char *)s->dec.err.data);
-	return r == FRAME_READY ? EV_FRAME : EV_MORE;
+	}
 }
 
 /*

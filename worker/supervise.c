@@ -55,7 +55,7 @@ struct sup {
 	struct frame_decoder dec;
 	struct frame_outq upq; /* frames waiting for out_fd */
 	int hello_done;
-	int in_eof, out_dead;
+	int out_dead;
 	int done, status;
 	struct buf err; /* why it ends with status 1 */
 };
@@ -269,34 +269,29 @@ static void sup_frame(struct sup *s)
 	sup_fail(s, "unexpected frame (job %" PRId64 ", type %d)", d->id, type);
 }
 
+static int sup_on_frame(void *ctx, struct frame_decoder *d)
+{
+	struct sup *s = ctx;
+
+	(void)d;
+	sup_frame(s);
+	return s->done;
+}
+
 static void sup_read(struct sup *s)
 {
-	unsigned char tmp[64 << 10];
-	ssize_t n = read(s->in_fd, tmp, sizeof tmp);
-	size_t off = 0, used;
-
-	if (n < 0 && (errno == EINTR || errno == EAGAIN))
+	switch (frame_read(s->in_fd, &s->dec, 0, sup_on_frame, s, NULL)) {
+	case FRAME_R_AGAIN: case FRAME_R_OK: case FRAME_R_STOP:
 		return;
-	if (n <= 0) {
-		s->in_eof = 1;
-		if (frame_eof(&s->dec) < 0)
-			sup_fail(s, "%s", (char *)s->dec.err.data);
-		s->done = 1;
-		return;
+	case FRAME_R_ERRNO: /* as good as an end: the plugin is gone */
+		if (frame_eof(&s->dec) == 0)
+			break;
+		/* fall through */
+	case FRAME_R_BAD: /* malformed, or cut off mid-frame */
+		sup_fail(s, "%s", (char *)s->dec.err.data);
+		break;
 	}
-	while (!s->done && off < (size_t)n) {
-		int r = frame_feed(&s->dec, tmp + off, (size_t)n - off, &used);
-
-		off += used;
-		if (r == FRAME_ERROR) {
-			sup_fail(s, "%s", (char *)s->dec.err.data);
-			return;
-		}
-		if (r == FRAME_READY) {
-			sup_frame(s);
-			frame_next(&s->dec);
-		}
-	}
+	s->done = 1;
 }
 
 /* Give the last frames (results, an ERROR) a bounded chance to leave. */

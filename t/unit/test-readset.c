@@ -610,27 +610,32 @@ static int read_one(int type, int kind, int64_t mtime_ns, int64_t ctime_ns, int6
 /* The racy window follows the granularity the timestamps show. */
 static void test_granularity(void)
 {
-	const int64_t s = 1000000000, t0 = 1700000000 * s + s / 2; /* x.5 s */
+	/*
+	 * A start after every real file's timestamps: /bin/sh, read for
+	 * real, may have changed lately (perf's build-id cache links it).
+	 */
+	const int64_t s = 1000000000, B = (int64_t)time(NULL) + 1000;
+	const int64_t t0 = B * s + s / 2; /* x.5 s */
 
-	ok(read_one(TL_READ, TL_FILE, 1700000000 * s, 1700000000 * s, t0) == RS_OPAQUE,
+	ok(read_one(TL_READ, TL_FILE, B * s, B * s, t0) == RS_OPAQUE,
 	   "whole seconds, the second of the start: opaque");
-	ok(read_one(TL_READ, TL_FILE, 1699999999 * s, 1699999999 * s, t0) == RS_OPAQUE,
+	ok(read_one(TL_READ, TL_FILE, (B - 1) * s, (B - 1) * s, t0) == RS_OPAQUE,
 	   "whole seconds, the second before (FAT keeps two): opaque");
-	ok(read_one(TL_READ, TL_FILE, 1699999990 * s, 1699999990 * s, t0) == RS_PURE,
+	ok(read_one(TL_READ, TL_FILE, (B - 10) * s, (B - 10) * s, t0) == RS_PURE,
 	   "whole seconds, ten seconds before: pure");
-	ok(read_one(TL_READ, TL_FILE, 1700000000 * s + 123456789, 1700000000 * s + 123456789, t0) ==
+	ok(read_one(TL_READ, TL_FILE, B * s + 123456789, B * s + 123456789, t0) ==
 	   RS_PURE, "nanoseconds, 0.38 s before: pure");
-	ok(read_one(TL_READ, TL_FILE, 1600000000 * s, 1700000000 * s + 123456789, t0) == RS_PURE,
+	ok(read_one(TL_READ, TL_FILE, (B - 100000000) * s, B * s + 123456789, t0) == RS_PURE,
 	   "a whole-second mtime long ago, a fine ctime 0.38 s before (tar, touch -d): pure");
-	ok(read_one(TL_READ, TL_FILE, 1700000000 * s, 1600000000 * s + 1, t0) == RS_OPAQUE,
+	ok(read_one(TL_READ, TL_FILE, B * s, (B - 100000000) * s + 1, t0) == RS_OPAQUE,
 	   "a whole-second mtime in the second of the start: opaque");
-	ok(read_one(TL_READ, TL_FILE, 1600000000 * s + 1, 1700000000 * s + 470000000, t0) ==
+	ok(read_one(TL_READ, TL_FILE, (B - 100000000) * s + 1, B * s + 470000000, t0) ==
 	   RS_OPAQUE, "10 ms timestamps (exFAT), 30 ms before: opaque");
-	ok(read_one(TL_READ, TL_FILE, 1600000000 * s + 1, 1700000000 * s + 470000001, t0) ==
+	ok(read_one(TL_READ, TL_FILE, (B - 100000000) * s + 1, B * s + 470000001, t0) ==
 	   RS_PURE, "nanoseconds, 30 ms before: pure");
-	ok(read_one(TL_LIST, TL_DIR, 1700000000 * s, 1700000000 * s, t0) == RS_OPAQUE,
+	ok(read_one(TL_LIST, TL_DIR, B * s, B * s, t0) == RS_OPAQUE,
 	   "a directory listed, whole seconds, the second of the start: opaque");
-	ok(read_one(TL_READ, TL_DIR, 1700000000 * s, 1700000000 * s, t0) == RS_PURE,
+	ok(read_one(TL_READ, TL_DIR, B * s, B * s, t0) == RS_PURE,
 	   "a directory looked at, not listed: its timestamps do not matter");
 }
 
