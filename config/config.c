@@ -22,54 +22,38 @@
 
 #include "config/keys.h"
 
-/* ---- defaults and release ---- */
-
-static char **cfg_empty_vec(void)
-{
-	return cfg_calloc(1, sizeof(char *));
-}
+/* ---- defaults, release, comparison: walks of the key table ---- */
 
 static int cfg_cache_default;
 
 void config_default_cache(int on)
 {
-	cfg_cache_default = on;
+	cfg_cache_default = !!on;
 }
 
 void config_defaults(struct config *c)
 {
-	c->workers = 0;
-	c->start_method = START_SUBPROCESS;
-	c->warm = 1;
-	c->timeout_ms = 0;
-	c->kill_grace_ms = 5000;
-	c->kill_daemons = 0;
-	c->retries = 1;
-	c->launcher = cfg_empty_vec();
-	c->env = cfg_empty_vec();
-	c->echo = TRI_AUTO;
-	c->progress = PROGRESS_AUTO;
-	c->trace = cfg_strdup("");
-	c->max_output = (int64_t)16 << 20;
-	c->speculate = 1;
-	c->cache = cfg_cache_default;
-	c->cache_max_age_ms = (int64_t)7 * 86400000;
-	c->cache_max_size = (int64_t)256 << 20;
-	c->cache_content = 0;
-	c->cache_dir = cfg_strdup("");
+	for (size_t i = 0; i < keys_count; i++)
+		cfg_key_default(&keys_table[i], c);
+	c->cache = cfg_cache_default; /* the one default a process may change */
 	c->source = cfg_strdup("built-in defaults");
 	memset(c->key_line, 0, sizeof c->key_line);
 }
 
 void config_release(struct config *c)
 {
-	strv_free(c->launcher);
-	strv_free(c->env);
-	free(c->trace);
-	free(c->cache_dir);
+	for (size_t i = 0; i < keys_count; i++)
+		cfg_key_release(&keys_table[i], c);
 	free(c->source);
-	c->launcher = c->env = NULL;
-	c->trace = c->cache_dir = c->source = NULL;
+	c->source = NULL;
+}
+
+int config_same(const struct config *a, const struct config *b)
+{
+	for (size_t i = 0; i < keys_count; i++)
+		if (!cfg_key_same(&keys_table[i], a, b))
+			return 0;
+	return 1;
 }
 
 int config_workers_max(const struct config *c)
@@ -87,16 +71,6 @@ int config_workers(const struct config *c)
 	if (n < 1)
 		return 1;
 	return n > CONFIG_MAX_WORKERS ? CONFIG_MAX_WORKERS : (int)n;
-}
-
-const char *config_start_method_name(enum start_method m)
-{
-	switch (m) {
-	case START_SUBPROCESS: return "subprocess";
-	case START_SPAWN: return "spawn";
-	case START_FORK: return "fork";
-	}
-	return "unknown";
 }
 
 /* ---- unknown keys ---- */
@@ -211,7 +185,7 @@ static int cfg_apply(struct cfg_ctx *x, yaml_node_t *root, struct config *c)
 		if (cfg_is_null(val))
 			return cfg_fail(x, &key->start_mark, "%s: missing value%s",
 					k->name, k->if_null);
-		if (k->parse(x, k, val, c))
+		if (cfg_key_parse(x, k, val, c))
 			return -1;
 	}
 	return 0;

@@ -11,29 +11,11 @@
  * calls exit() or prints.
  *
  * The file is a single YAML mapping at the top level (an empty file or an
- * empty document means "all defaults").  Keys and accepted values:
- *
- *   workers: auto | integer 1..1024        (auto = online CPUs, growing to -jN)
- *   start_method: subprocess | spawn | fork
- *   warm: true | false                     (YAML 1.1 booleans: yes/no/on/off too)
- *   timeout: 0 | duration                  (0 = none)
- *   kill_grace: duration
- *   daemons: keep | kill                   (processes a job left in a session of their own)
- *   retries: integer 0..100
- *   launcher: sequence of strings          (argv prefix; [] = none)
- *   env: mapping string -> scalar          (extra job environment)
- *   echo: auto | true | false
- *   progress: auto | always | never
- *   trace: string                          ("" = no trace)
- *   max_output: size                       (1KiB .. 256MiB)
- *   speculate: true | false
- *   cache: true | false
- *   cache_max_age: age                     (a duration that may use d; 1s .. 3650d)
- *   cache_max_size: size                   (1MiB .. 1024GiB: cache entries and
- *                                           speculation records together)
- *   cache_check: mtime | content
- *   cache_dir: absolute path               ("" = $XDG_CACHE_HOME/asynccompile
- *                                           or ~/.cache/asynccompile)
+ * empty document means "all defaults").  Its keys are the rows of the key
+ * table (config/keys.c: each key's name, kind of value, field below,
+ * default and range); man/asynccompile.yaml.5 is the user's reference,
+ * and t/t0003 checks that it documents the table.  The fields of struct
+ * config below say what each value means to its readers.
  *
  * trace: a relative path is relative to the build's starting directory
  * (lib/startdir.h); the plugin resolves it, this module keeps the text.
@@ -60,28 +42,31 @@ enum start_method { START_SUBPROCESS, START_SPAWN, START_FORK };
 enum tristate { TRI_AUTO, TRI_TRUE, TRI_FALSE };
 enum progress_mode { PROGRESS_AUTO, PROGRESS_ALWAYS, PROGRESS_NEVER };
 
+/* One field per key of the table (its key named where the names differ). */
 struct config {
 	int workers;              /* 0 = auto (resolve with config_workers()) */
 	enum start_method start_method;
-	int warm;
-	int64_t timeout_ms;       /* 0 = none */
-	int64_t kill_grace_ms;
+	int warm;                 /* start every worker when the pool starts */
+	int64_t timeout_ms;       /* timeout: per job; 0 = none */
+	int64_t kill_grace_ms;    /* kill_grace: SIGTERM, then SIGKILL after this */
 	int kill_daemons;         /* daemons: kill (else keep until the pool ends) */
-	int retries;
-	char **launcher;          /* NULL-terminated, malloc'd; never NULL */
+	int retries;              /* re-runs after a worker crash */
+	char **launcher;          /* argv prefix, NULL-terminated, malloc'd; never NULL */
 	char **env;               /* "K=V" NULL-terminated, malloc'd; never NULL */
-	enum tristate echo;
-	enum progress_mode progress;
+	enum tristate echo;       /* build steps echoed when queued in a recipe */
+	enum progress_mode progress; /* the stderr line on a terminal */
 	char *trace;              /* malloc'd; "" = none */
 	int64_t max_output;       /* bytes per stream */
 	int speculate;            /* async-shell runs last run's commands ahead */
 	int cache;                /* keep async-shell/async-try answers between runs */
-	int64_t cache_max_age_ms; /* entries older than this are misses */
+	int64_t cache_max_age_ms; /* cache_max_age: entries older than this are misses */
 	int64_t cache_max_size;   /* bytes the store's entries and records may take */
-	int cache_content;        /* identify programs by content, not mtime+size */
-	char *cache_dir;          /* malloc'd; "" = the per-user default */
+	int cache_content;        /* cache_check: content (identify programs by their
+				     bytes), else mtime (by mtime and size) */
+	char *cache_dir;          /* malloc'd; "" = $XDG_CACHE_HOME/asynccompile or
+				     ~/.cache/asynccompile */
 	char *source;             /* malloc'd: file it came from, or "built-in defaults" */
-	/* the line of `source` that set each key (keys in config_dump()'s order), 0: default */
+	/* the line of `source` that set each key (index: the key table's row), 0: default */
 	uint32_t key_line[CONFIG_MAX_KEYS];
 };
 
@@ -94,6 +79,8 @@ void config_defaults(struct config *c);
  */
 void config_default_cache(int on);
 void config_release(struct config *c);
+/* 1 when a and b hold the same value for every key (not source nor key_line). */
+int config_same(const struct config *a, const struct config *b);
 /*
  * Parse `path` into *c (which receives defaults for keys the file omits).
  * Returns 0, or -1 with one line in *err and *c left as config_defaults().

@@ -1,7 +1,8 @@
 /*
  * config_dump.c - the effective configuration as YAML that
  * config_load_mem() reads back to the same values (the round trip is
- * tested and fuzzed).
+ * tested and fuzzed): a walk of the key table, one writer per kind of
+ * value.
  */
 #include "config/config.h"
 #include "config/keys.h"
@@ -90,143 +91,113 @@ static void dump_quoted(struct buf *out, const char *str)
 	buf_addch(out, '"');
 }
 
-/* The largest unit that represents the value exactly. */
-/* days only where the key accepts them (cache_max_age) */
-static void dump_duration(struct buf *out, const char *key, int64_t ms, int days)
+/* The largest unit the key shows that represents the value exactly. */
+static void dump_number(struct buf *out, const struct cfg_unit *units, int64_t v)
 {
-	static const struct { int64_t ms; const char *unit; } units[] = {
-		{ 86400000, "d" }, { 3600000, "h" }, { 60000, "m" }, { 1000, "s" },
-	};
+	const struct cfg_unit *best = NULL;
 
-	buf_addf(out, "%s: ", key);
-	if (!ms) {
-		buf_addstr(out, "0\n");
-		return;
-	}
-	for (size_t i = days ? 0 : 1; i < sizeof(units) / sizeof(units[0]); i++)
-		if (ms % units[i].ms == 0) {
-			buf_addf(out, "%" PRId64 "%s\n", ms / units[i].ms, units[i].unit);
-			return;
-		}
-	buf_addf(out, "%" PRId64 "ms\n", ms);
+	for (const struct cfg_unit *u = units; v > 0 && u->suffix; u++)
+		if (u->shown && (uint64_t)v % u->mult == 0 && (!best || u->mult > best->mult))
+			best = u;
+	if (best)
+		buf_addf(out, "%" PRIu64 "%s", (uint64_t)v / best->mult, best->suffix);
+	else
+		buf_addf(out, "%" PRId64, v);
 }
 
-static void dump_size(struct buf *out, const char *key, int64_t n)
+static void dump_word(struct buf *out, const char *const *words, int v)
 {
-	static const struct { int shift; const char *unit; } units[] = {
-		{ 30, "GiB" }, { 20, "MiB" }, { 10, "KiB" },
-	};
+	int n = 0;
 
-	buf_addf(out, "%s: ", key);
-	for (size_t i = 0; n > 0 && i < sizeof(units) / sizeof(units[0]); i++)
-		if (n % ((int64_t)1 << units[i].shift) == 0) {
-			buf_addf(out, "%" PRId64 "%s\n", n >> units[i].shift, units[i].unit);
-			return;
-		}
-	buf_addf(out, "%" PRId64 "\n", n);
+	while (words[n])
+		n++;
+	buf_addstr(out, v >= 0 && v < n ? words[v] : "unknown");
 }
 
-static const char *dump_tristate(enum tristate t)
+/* The source on one line: a comment ends at a line break. */
+static void dump_source(struct buf *out, const struct config *c)
 {
-	return t == TRI_TRUE ? "true" : t == TRI_FALSE ? "false" : "auto";
-}
-
-static const char *dump_progress(enum progress_mode p)
-{
-	return p == PROGRESS_ALWAYS ? "always" : p == PROGRESS_NEVER ? "never" : "auto";
-}
-
-void config_dump(const struct config *c, struct buf *out)
-{
-	buf_addstr(out, "# from: ");
-	/* A comment ends at a line break, so the source must stay on one line. */
 	for (const char *p = c->source ? c->source : ""; *p; p++)
 		buf_addch(out, (unsigned char)*p < 0x20 || *p == 0x7f ? '?' : *p);
-	buf_addch(out, '\n');
+}
 
-	if (c->workers > 0)
-		buf_addf(out, "workers: %d\n", c->workers);
-	else
-		buf_addstr(out, "workers: auto\n");
-	buf_addf(out, "start_method: %s\n", config_start_method_name(c->start_method));
-	buf_addf(out, "warm: %s\n", c->warm ? "true" : "false");
-	dump_duration(out, "timeout", c->timeout_ms, 0);
-	dump_duration(out, "kill_grace", c->kill_grace_ms, 0);
-	buf_addf(out, "daemons: %s\n", c->kill_daemons ? "kill" : "keep");
-	buf_addf(out, "retries: %d\n", c->retries);
+/* One key, "NAME: VALUE\n" or a mapping's lines; `origin` ends its first line. */
+static void dump_key(struct buf *out, const struct config *c, size_t i, int origin)
+{
+	const struct cfg_key *k = &keys_table[i];
+	char *const *v;
 
-	buf_addstr(out, "launcher: [");
-	for (char **p = c->launcher; p && *p; p++) {
-		if (p != c->launcher)
-			buf_addstr(out, ", ");
-		dump_quoted(out, *p);
+	/* a mapping's entries go on the lines after its key */
+	buf_addf(out, "%s:%s", k->name, k->type == CFG_ENV ? "" : " ");
+	switch (k->type) {
+	case CFG_WORD:
+		dump_word(out, k->words, *CFG_CFIELD(c, k, int));
+		break;
+	case CFG_INT:
+		if ((k->flags & CFG_AUTO) && *CFG_CFIELD(c, k, int) <= 0)
+			buf_addstr(out, "auto");
+		else
+			dump_number(out, k->units, *CFG_CFIELD(c, k, int));
+		break;
+	case CFG_INT64:
+		dump_number(out, k->units, *CFG_CFIELD(c, k, int64_t));
+		break;
+	case CFG_STRING:
+		dump_quoted(out, *CFG_CFIELD(c, k, char *) ? *CFG_CFIELD(c, k, char *) : "");
+		break;
+	case CFG_ARGV:
+		buf_addch(out, '[');
+		for (v = *CFG_CFIELD(c, k, char **); v && *v; v++) {
+			if (v != *CFG_CFIELD(c, k, char **))
+				buf_addstr(out, ", ");
+			dump_quoted(out, *v);
+		}
+		buf_addch(out, ']');
+		break;
+	case CFG_ENV:
+		v = *CFG_CFIELD(c, k, char **);
+		if (!v || !*v)
+			buf_addstr(out, " {}");
+		break;
 	}
-	buf_addstr(out, "]\n");
-
-	if (!c->env || !c->env[0])
-		buf_addstr(out, "env: {}\n");
-	else
-		buf_addstr(out, "env:\n");
-	for (char **p = c->env; p && *p; p++) {
-		const char *eq = strchr(*p, '=');
-		size_t n = eq ? (size_t)(eq - *p) : strlen(*p);
+	if (origin && c->key_line[i]) {
+		buf_addstr(out, "  # ");
+		dump_source(out, c);
+		buf_addf(out, ":%u", (unsigned)c->key_line[i]);
+	} else if (origin) {
+		buf_addstr(out, "  # default");
+	}
+	buf_addch(out, '\n');
+	if (k->type != CFG_ENV)
+		return;
+	for (v = *CFG_CFIELD(c, k, char **); v && *v; v++) {
+		const char *eq = strchr(*v, '=');
+		size_t n = eq ? (size_t)(eq - *v) : strlen(*v);
 
 		/* Loaded names are [A-Za-z_][A-Za-z0-9_]*, safe as plain keys. */
 		buf_addstr(out, "  ");
-		buf_add(out, *p, n);
+		buf_add(out, *v, n);
 		buf_addstr(out, ": ");
 		dump_quoted(out, eq ? eq + 1 : "");
 		buf_addch(out, '\n');
 	}
+}
 
-	buf_addf(out, "echo: %s\n", dump_tristate(c->echo));
-	buf_addf(out, "progress: %s\n", dump_progress(c->progress));
-	buf_addstr(out, "trace: ");
-	dump_quoted(out, c->trace ? c->trace : "");
+static void dump_all(const struct config *c, struct buf *out, int origins)
+{
+	buf_addstr(out, "# from: ");
+	dump_source(out, c);
 	buf_addch(out, '\n');
-	dump_size(out, "max_output", c->max_output);
-	buf_addf(out, "speculate: %s\n", c->speculate ? "true" : "false");
-	buf_addstr(out, "cache_dir: ");
-	dump_quoted(out, c->cache_dir ? c->cache_dir : "");
-	buf_addch(out, '\n');
-	buf_addf(out, "cache: %s\n", c->cache ? "true" : "false");
-	dump_duration(out, "cache_max_age", c->cache_max_age_ms, 1);
-	dump_size(out, "cache_max_size", c->cache_max_size);
-	buf_addf(out, "cache_check: %s\n", c->cache_content ? "content" : "mtime");
+	for (size_t i = 0; i < keys_count; i++)
+		dump_key(out, c, i, origins);
+}
+
+void config_dump(const struct config *c, struct buf *out)
+{
+	dump_all(c, out, 0);
 }
 
 void config_dump_origins(const struct config *c, struct buf *out)
 {
-	struct buf plain = BUF_INIT;
-	const char *p, *end;
-
-	config_dump(c, &plain);
-	p = (const char *)plain.data;
-	end = p + plain.len;
-	while (p < end) {
-		const char *nl = memchr(p, '\n', (size_t)(end - p));
-		size_t len = nl ? (size_t)(nl - p) : (size_t)(end - p);
-		size_t key = strcspn(p, ":\n");
-		size_t i = keys_count;
-
-		buf_add(out, p, len);
-		/* a key's first line: the others are indented or comments */
-		if (p[0] != ' ' && p[0] != '#')
-			for (i = 0; i < keys_count; i++)
-				if (strlen(keys_table[i].name) == key &&
-				    !memcmp(keys_table[i].name, p, key))
-					break;
-		if (i < keys_count && c->key_line[i]) {
-			buf_addstr(out, "  # ");
-			/* on one line, as the header's source */
-			for (const char *s = c->source ? c->source : ""; *s; s++)
-				buf_addch(out, (unsigned char)*s < 0x20 || *s == 0x7f ? '?' : *s);
-			buf_addf(out, ":%u", (unsigned)c->key_line[i]);
-		} else if (i < keys_count) {
-			buf_addstr(out, "  # default");
-		}
-		buf_addch(out, '\n');
-		p += len + 1;
-	}
-	buf_release(&plain);
+	dump_all(c, out, 1);
 }

@@ -11,10 +11,12 @@
 #include "lib/strv.h"
 #include "lib/wire.h"
 
+#include <inttypes.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 void msg_put_text(struct buf *out, uint8_t type, const char *text)
 {
@@ -81,6 +83,20 @@ int msg_get_hello(const void *p, size_t n, struct hello_msg *m, struct buf *err)
 		memset(m, 0, sizeof *m);
 		return err_fail(err, "%s", bad);
 	}
+	return 0;
+}
+
+int msg_hello_answer(int64_t id, const void *p, size_t n, uint32_t workers, struct buf *reply,
+		     struct buf *err)
+{
+	struct hello_msg peer, me = { PROTO_VERSION, workers, (int32_t)getpid() };
+
+	if (id != PROTO_ID_CONTROL || msg_get_hello(p, n, &peer, NULL) < 0)
+		return err_fail(err, "expected HELLO as the first frame");
+	if (peer.version != PROTO_VERSION)
+		return err_fail(err, "protocol version mismatch: peer speaks %" PRIu32 ", I speak %d",
+				peer.version, PROTO_VERSION);
+	msg_put_hello(reply, &me);
 	return 0;
 }
 

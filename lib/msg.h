@@ -56,6 +56,14 @@ struct hello_msg {
 	int32_t pid;      /* the peer's pid (supervisor or worker) */
 };
 
+/*
+ * The answering side of the handshake (supervisor, worker): the first
+ * frame must be a control HELLO of this PROTO_VERSION.  0, with our HELLO
+ * (`workers`, our pid) appended to `reply`; or -1 with one reason in err.
+ */
+int msg_hello_answer(int64_t id, const void *p, size_t n, uint32_t workers, struct buf *reply,
+		     struct buf *err);
+
 struct job_msg {
 	char *shell;           /* e.g. "/bin/sh" */
 	char **shellflags;     /* e.g. {"-c", NULL}, split like make does */

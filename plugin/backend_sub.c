@@ -18,6 +18,7 @@
 #include "plugin/backend.h"
 #include "plugin/fatal.h"
 #include "plugin/spawn.h"
+#include "pool/pool.h"
 #include "plugin/log.h"
 #include "worker/worker.h"
 
@@ -29,6 +30,8 @@ struct inflight {
 	int64_t id;
 	int cancelled;        /* not to be sent again to a new supervisor */
 	int64_t started_ns;   /* when its STARTED came (0: not yet) */
+	uint32_t retries;     /* config `retries`, as the supervisor's pool has it */
+	uint32_t attempts;    /* supervisors it was seen running under (pool_fate) */
 	struct buf job;
 };
 
@@ -109,39 +112,56 @@ static void sub_fail_all(struct sub *s, const char *why)
 	s->nfl = 0;
 }
 
-/*
- * A job whose timeout had run out when its supervisor died: its worker was
- * stopping it.  Sent again, it would run again from the start (its side
- * effects twice) only to be stopped again.  Its timeout in ms, else 0.
- * Counted from its STARTED, which workers send once a job has run for
- * WORKER_STARTED_AFTER_MS; a job never reported started is sent again.
- */
-static int64_t sub_timed_out(const struct inflight *f)
+/* Its timeout in ms (0: none), read back from its JOB payload. */
+static int64_t sub_job_timeout(const struct inflight *f)
 {
 	struct job_msg m;
-	int64_t timeout, ran_ms;
+	int64_t timeout;
 
-	if (!f->started_ns || msg_get_job(f->job.data, f->job.len, &m, NULL) < 0)
+	if (msg_get_job(f->job.data, f->job.len, &m, NULL) < 0)
 		return 0;
 	timeout = m.timeout_ms;
 	msg_job_release(&m);
-	ran_ms = (proto_now_ns() - f->started_ns) / 1000000 + WORKER_STARTED_AFTER_MS;
-	return timeout > 0 && ran_ms >= timeout ? timeout : 0;
+	return timeout;
 }
 
-static void sub_report_timed_out(struct sub *s, int64_t id, int64_t timeout)
+/*
+ * What becomes of an in-flight job of a supervisor that died: pool_fate()
+ * decides, as the pool does for a worker's death.  It ran for as long as
+ * its STARTED says, which workers send once a job has run for
+ * WORKER_STARTED_AFTER_MS; one never reported started is sent again and
+ * not counted as an attempt.  0: send it again; else it was reported.
+ */
+static int sub_job_lost(struct sub *s, struct inflight *f)
 {
+	int64_t timeout = sub_job_timeout(f), ran_ms = 0;
 	struct result_msg r;
 
-	memset(&r, 0, sizeof r);
-	r.status = STATUS_TIMED_OUT;
-	r.flags = RES_TIMED_OUT;
-	r.worker = -1;
-	r.attempts = 1;
-	buf_addf(&r.err, "asynccompile: timed out after %lld ms; the pool supervisor died "
-		 "while it was being stopped\n", (long long)timeout);
-	s->report.result(s->report.ctx, id, &r);
+	if (f->started_ns) {
+		ran_ms = (proto_now_ns() - f->started_ns) / 1000000 + WORKER_STARTED_AFTER_MS;
+		f->attempts++;
+		f->started_ns = 0;
+	}
+	switch (pool_fate(f->cancelled, timeout, ran_ms, f->attempts, f->retries)) {
+	case POOL_FATE_RETRY:
+		return 0;
+	case POOL_FATE_CANCELLED:
+		msg_result_fail(&r, STATUS_NOT_RUN, RES_CANCELLED, "cancelled");
+		break;
+	case POOL_FATE_TIMED_OUT:
+		msg_result_fail(&r, STATUS_TIMED_OUT, RES_TIMED_OUT, "timed out after %lld ms; the "
+				"pool supervisor died while it was being stopped", (long long)timeout);
+		break;
+	case POOL_FATE_GIVE_UP:
+		msg_result_fail(&r, STATUS_NOT_RUN, RES_CRASHED, "the pool supervisor died while "
+				"this job ran (attempt %u of %u); giving up", (unsigned)f->attempts,
+				(unsigned)f->retries + 1);
+		break;
+	}
+	r.attempts = f->attempts ? f->attempts : 1;
+	s->report.result(s->report.ctx, f->id, &r);
 	msg_result_release(&r);
+	return 1;
 }
 
 /* The supervisor is gone: start another and hand it the same jobs. */
@@ -175,16 +195,10 @@ static void sub_died(struct sub *s, const char *why)
 		return;
 	}
 	for (int i = 0; i < s->nfl; i++) {
-		int64_t timeout = s->fl[i].cancelled ? 0 : sub_timed_out(&s->fl[i]);
-
-		if (!s->fl[i].cancelled && !timeout) {
+		if (!sub_job_lost(s, &s->fl[i])) {
 			sub_send_job(s, &s->fl[i]);
 			continue;
 		}
-		if (timeout)
-			sub_report_timed_out(s, s->fl[i].id, timeout);
-		else
-			sub_report_failed(s, s->fl[i].id, RES_CANCELLED, 1, "cancelled");
 		buf_release(&s->fl[i].job);
 		s->fl[i--] = s->fl[--s->nfl];
 	}
@@ -213,7 +227,6 @@ static int sub_submit(struct backend *b, int64_t id, const void *job, size_t len
 	struct sub *s = (struct sub *)b;
 	struct inflight *f;
 
-	(void)retries; /* the JOB payload carries them to the supervisor's pool */
 	/* the engine may queue up to `workers` jobs ahead in the supervisor */
 	if (s->nfl >= 2 * s->workers) {
 		errno = EAGAIN;
@@ -227,6 +240,8 @@ static int sub_submit(struct backend *b, int64_t id, const void *job, size_t len
 	f->id = id;
 	f->cancelled = 0;
 	f->started_ns = 0;
+	f->retries = retries;
+	f->attempts = 0;
 	memset(&f->job, 0, sizeof f->job);
 	buf_add(&f->job, job, len);
 	sub_send_job(s, f);

@@ -10,6 +10,9 @@
  *   submit:NAME  the backend refuses the job as on out-of-memory
  *   stop:NAME    once NAME is reported started, the I/O thread stops the
  *                pool as it does when make exits under it
+ *   note:NAME    once NAME is reported started, the I/O thread creates the
+ *                file fault-started.NAME in make's working directory (a
+ *                test's cue that the plugin counts it as running)
  * The hooks' state is static, one copy per file that includes this
  * header: only io.c does (io_init() calls fault_init()).
  */
@@ -17,8 +20,11 @@
 #define ASYNC_FAULT_H
 
 #ifdef ASYNC_FAULTS
+#include <fcntl.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 static char *fault_spec;
 static int fault_stop; /* I/O thread only */
@@ -51,6 +57,15 @@ static inline int fault_hit(const char *what, const char *name)
 static inline void fault_started(const char *name)
 {
 	fault_stop |= fault_hit("stop", name);
+	if (fault_hit("note", name)) {
+		char path[300];
+		int fd;
+
+		snprintf(path, sizeof path, "fault-started.%s", name);
+		fd = open(path, O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
+		if (fd >= 0)
+			close(fd);
+	}
 }
 
 static inline int fault_stop_now(void)

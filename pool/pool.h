@@ -109,6 +109,19 @@ int pool_size(const struct pool *p);
  * Returns 0, or -1 if id is already queued or running.
  */
 int pool_submit(struct pool *p, int64_t id, const void *job, size_t len, uint32_t retries);
+/*
+ * The one decision about a job whose process died under it: a worker in
+ * the pool, or, in the plugin, the supervisor with its whole pool.  One
+ * being cancelled ends cancelled.  One whose timeout had run out by then
+ * ends timed out: its runner was stopping it, and a re-run would run the
+ * command again from the start, its side effects twice, only to be
+ * stopped again.  Any other runs again while attempts <= retries
+ * (`attempts` counts the runs it was handed to so far), else gives up.
+ * ran_ms: how long it had run (0: not known to have started).
+ */
+enum pool_fate { POOL_FATE_RETRY, POOL_FATE_CANCELLED, POOL_FATE_TIMED_OUT, POOL_FATE_GIVE_UP };
+enum pool_fate pool_fate(int cancelled, int64_t timeout_ms, int64_t ran_ms, uint32_t attempts,
+			 uint32_t retries);
 /* Stop a queued or running job; it is reported with RES_CANCELLED. */
 int pool_cancel(struct pool *p, int64_t id);
 /* Workers with nothing to do (started or not) minus jobs waiting. */

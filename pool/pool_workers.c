@@ -144,37 +144,46 @@ static int64_t pool_job_timeout(const struct pjob *j)
 	return t;
 }
 
+enum pool_fate pool_fate(int cancelled, int64_t timeout_ms, int64_t ran_ms, uint32_t attempts,
+			 uint32_t retries)
+{
+	if (cancelled)
+		return POOL_FATE_CANCELLED;
+	if (timeout_ms > 0 && ran_ms >= timeout_ms)
+		return POOL_FATE_TIMED_OUT;
+	return attempts <= retries ? POOL_FATE_RETRY : POOL_FATE_GIVE_UP;
+}
+
 static void pool_job_lost(struct pool *p, struct pworker *w, struct pjob *j)
 {
 	uint32_t runs = j->retries + 1;
 	int64_t timeout = j->cancelled ? 0 : pool_job_timeout(j);
 
-	if (j->cancelled) {
+	switch (pool_fate(j->cancelled, timeout, pool_now_ms() - j->dispatched_ms, j->attempts,
+			  j->retries)) {
+	case POOL_FATE_CANCELLED:
 		pool_report(p, j, STATUS_NOT_RUN, RES_CANCELLED,
 			    "worker %d died while this job was being cancelled",
 			    w->index);
-	} else if (timeout > 0 && pool_now_ms() - j->dispatched_ms >= timeout) {
-		/*
-		 * Its time was up: the worker was stopping it (SIGTERM, then
-		 * SIGKILL after kill_grace), or was about to.  The worker's
-		 * death changes nothing about that, so this is no crash to
-		 * retry: a re-run would run the command again from the start,
-		 * its side effects twice, only to be stopped again.
-		 */
+		break;
+	case POOL_FATE_TIMED_OUT:
 		pool_report(p, j, STATUS_TIMED_OUT, RES_TIMED_OUT,
 			    "timed out after %" PRId64 " ms; worker %d died while it was "
 			    "being stopped", timeout, w->index);
-	} else if (j->attempts <= j->retries) {
+		break;
+	case POOL_FATE_RETRY:
 		pool_log(p, "asynccompile: re-running job %" PRId64
 			 " (attempt %" PRIu32 " of %" PRIu32 ")",
 			 j->id, j->attempts + 1, runs);
 		p->st.retried++;
 		pool_enqueue(p, j, 1);
-	} else {
+		break;
+	case POOL_FATE_GIVE_UP:
 		pool_report(p, j, STATUS_NOT_RUN, RES_CRASHED,
 			    "worker %d died while running this job (attempt %"
 			    PRIu32 " of %" PRIu32 "); giving up",
 			    w->index, j->attempts, runs);
+		break;
 	}
 }
 

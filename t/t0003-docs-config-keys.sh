@@ -1,6 +1,7 @@
 #!/bin/sh
 # asynccompile.yaml(5) documents exactly the keys of the config key table,
-# in its order, and its example loads with the values it claims.
+# in its order, with its defaults; its unknown-key example lists them, and
+# its example loads with the values it claims.
 #
 # The key list comes from the built worker, not from the C sources: the
 # unknown-key error lists every key of the table, and --print-config
@@ -46,6 +47,21 @@ ok "asynccompile.yaml(5) documents no key the table lacks" \
 	missing keys.error keys.page
 ok "asynccompile.yaml(5) lists the keys in the table's order" \
 	expect_eq "$(cat keys.error)" "$(cat keys.page)" "keys"
+
+# Each key's "Default: \fBVALUE\fR" is what the table's defaults dump as.
+sed -n '/^\.SH KEYS/,/^\.SH /p' "$page" |
+	awk 'prev == ".TP" && $1 == ".B" { key = $2 }
+	     /^Default: / { sub(/^Default: \\fB/, ""); sub(/\\fR.*/, "");
+			    gsub(/\\e/, "\\"); print key ": " $0 } { prev = $0 }' >defaults.page
+grep -v '^#' dump.yaml | grep -v '^ ' >defaults.dump
+ok "each key's documented default is the table's" \
+	expect_eq "$(cat defaults.dump)" "$(cat defaults.page)" "defaults"
+
+# The page's example of the unknown-key error lists the table's keys.
+sed -n "s/^cfg\.yaml:1:1: unknown key 'jobs' (valid keys: \(.*\))$/\1/p" "$page" |
+	tr -d ' ' | tr ',' '\n' >keys.page-error
+ok "the page's unknown-key example lists the keys of the table" \
+	expect_eq "$(cat keys.error)" "$(cat keys.page-error)" "keys"
 
 # The EXAMPLE section: one file with every key, that loads as documented.
 sed -n '/^\.SH EXAMPLE/,/^\.SH /p' "$page" | sed -n '/^\.nf$/,/^\.fi$/p' |

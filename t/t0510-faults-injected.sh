@@ -73,4 +73,38 @@ ok "pool stopped: a job queued afterwards ends at once" \
 ok "pool stopped: make exits 0 (probes never stop make)" expect_make_ok
 ok "pool stopped: the running job's command is gone" none_left "1251.$M"
 
+# The pool supervisor killed under a job the plugin knows is running
+# (its STARTED came): with retries 0 that was its one run, and the job
+# gives up with a reason instead of running again (pool_fate(), the rule a
+# worker's death follows).  One that had not started yet is sent again.
+if [ "${TEST_START_METHOD:-subprocess}" = subprocess ]; then
+	write_config "workers: 2" "retries: 0"
+	write_mk Makefile <<EOF2
+load @PLUGIN@
+\$(async-try long,touch ran.long; while [ ! -e killed ]; do sleep 0.05; done; echo long)
+\$(async-wait)
+\$(info long=\$(long.status) err=\$(long.err))
+all: ; @:
+EOF2
+	rm -f fault-started.long killed ran.long
+	kill_my_supervisor() {
+		for p in $(pgrep -f "asynccompile-worker --supervise"); do
+			[ "$(readlink "/proc/$p/cwd")" = "$TRASH" ] && kill -KILL "$p"
+		done
+	}
+	( wait_until test -e fault-started.long && kill_my_supervisor; touch killed ) &
+	killer=$!
+	ASYNC_COMPILE_FAULTS="note:long" run_make
+	wait $killer
+	ok "supervisor killed under a started job, retries 0: it gives up with 125" \
+		expect_grep '^long=125 ' out
+	ok "... and says the supervisor died and how many runs it had" \
+		expect_grep 'err=asynccompile: the pool supervisor died while this job ran (attempt 1 of 1); giving up$' out
+	ok "... make goes on (a probe)" expect_make_ok
+else
+	skip "supervisor death: start method $TEST_START_METHOD has no supervisor"
+	skip "supervisor death: start method $TEST_START_METHOD has no supervisor"
+	skip "supervisor death: start method $TEST_START_METHOD has no supervisor"
+fi
+
 done_testing

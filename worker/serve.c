@@ -273,19 +273,16 @@ static int serve_job(struct serve *s)
 
 static int serve_hello(struct serve *s)
 {
-	struct hello_msg peer, me = { PROTO_VERSION, 1, (int32_t)getpid() };
-	struct buf b = BUF_INIT;
+	struct buf b = BUF_INIT, err = BUF_INIT;
 	int r = serve_next(s);
 
 	if (r != EV_FRAME)
 		return r;
-	if (s->dec.id != PROTO_ID_CONTROL ||
-	    msg_get_hello(s->dec.payload.data, s->dec.payload.len, &peer, NULL) < 0)
-		return serve_fail(s, "expected HELLO first");
-	if (peer.version != PROTO_VERSION)
-		return serve_fail(s, "protocol version mismatch: peer speaks %"
-				  PRIu32 ", I speak %d", peer.version, PROTO_VERSION);
-	msg_put_hello(&b, &me);
+	if (msg_hello_answer(s->dec.id, s->dec.payload.data, s->dec.payload.len, 1, &b, &err) < 0) {
+		r = serve_fail(s, "%s", (char *)err.data);
+		buf_release(&err);
+		return r;
+	}
 	r = serve_send(s, PROTO_ID_CONTROL, &b);
 	buf_release(&b);
 	return r < 0 ? EV_EOF : EV_MORE;

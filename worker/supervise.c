@@ -173,21 +173,14 @@ static void sup_stats(struct sup *s)
 
 static void sup_hello(struct sup *s)
 {
-	struct hello_msg peer, me = { PROTO_VERSION, (uint32_t)s->nworkers,
-				      (int32_t)getpid() };
-	struct buf b = BUF_INIT;
+	struct buf b = BUF_INIT, err = BUF_INIT;
 
-	if (s->dec.id != PROTO_ID_CONTROL ||
-	    msg_get_hello(s->dec.payload.data, s->dec.payload.len, &peer, NULL) < 0) {
-		sup_fail(s, "expected HELLO as the first frame");
+	if (msg_hello_answer(s->dec.id, s->dec.payload.data, s->dec.payload.len,
+			     (uint32_t)s->nworkers, &b, &err) < 0) {
+		sup_fail(s, "%s", (char *)err.data);
+		buf_release(&err);
 		return;
 	}
-	if (peer.version != PROTO_VERSION) {
-		sup_fail(s, "protocol version mismatch: peer speaks %" PRIu32
-			 ", I speak %d", peer.version, PROTO_VERSION);
-		return;
-	}
-	msg_put_hello(&b, &me);
 	frame_put(&s->upq.buf, PROTO_ID_CONTROL, b.data, b.len);
 	buf_release(&b);
 	s->hello_done = 1;

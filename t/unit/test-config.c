@@ -29,37 +29,13 @@ static void write_file(const char *name, const void *data, size_t n)
 	}
 }
 
-static int vec_equal(char **a, char **b)
-{
-	for (; *a && *b; a++, b++)
-		if (strcmp(*a, *b))
-			return 0;
-	return !*a && !*b;
-}
-
-/* Every field except `source`. */
-static int same_values(const struct config *a, const struct config *b)
-{
-	return a->workers == b->workers && a->start_method == b->start_method &&
-		a->warm == b->warm && a->timeout_ms == b->timeout_ms &&
-		a->kill_grace_ms == b->kill_grace_ms && a->retries == b->retries &&
-		a->kill_daemons == b->kill_daemons &&
-		vec_equal(a->launcher, b->launcher) && vec_equal(a->env, b->env) &&
-		a->echo == b->echo && a->progress == b->progress &&
-		!strcmp(a->trace, b->trace) && a->max_output == b->max_output &&
-		a->speculate == b->speculate && a->cache == b->cache &&
-		a->cache_max_age_ms == b->cache_max_age_ms &&
-		a->cache_max_size == b->cache_max_size &&
-		a->cache_content == b->cache_content && !strcmp(a->cache_dir, b->cache_dir);
-}
-
 static int is_defaults(const struct config *c)
 {
 	struct config d;
 	int same;
 
 	config_defaults(&d);
-	same = same_values(c, &d) && !strcmp(c->source, d.source);
+	same = config_same(c, &d) && !strcmp(c->source, d.source);
 	config_release(&d);
 	return same;
 }
@@ -579,7 +555,7 @@ static void round_trip(const char *text, const char *label)
 	reloaded = config_load_mem("dump", out.data, out.len, &b, &err);
 	if (reloaded)
 		diag("reload failed: %s\n%s", err.data, out.data);
-	ok(loaded && !reloaded && same_values(&a, &b), "round trip: %s", label);
+	ok(loaded && !reloaded && config_same(&a, &b), "round trip: %s", label);
 	config_dump(&b, &again);
 	ok(!strcmp(strchr((char *)out.data, '\n'), strchr((char *)again.data, '\n')),
 	   "  dumping the reloaded config gives the same text");
@@ -687,12 +663,57 @@ static void test_origins(void)
 	ok(strstr((char *)out.data, "\ntimeout: 0  # default\n") != NULL &&
 	   strstr((char *)out.data, "\ncache_check: mtime  # default\n") != NULL,
 	   "keys the file left out: default");
-	ok(config_load_mem("dump", out.data, out.len, &back, &err) == 0 && same_values(&c, &back),
+	ok(config_load_mem("dump", out.data, out.len, &back, &err) == 0 && config_same(&c, &back),
 	   "the annotated dump loads back to the same values");
 	if (err.len)
 		diag("%s", (char *)err.data);
 	config_release(&back);
 	config_release(&c);
+	buf_release(&out);
+	buf_release(&err);
+}
+
+/*
+ * config_same() (the round trips, the fuzzer and is_defaults() rely on
+ * it) tells every key apart: each line of a file that sets every key to
+ * something else than its default, alone, differs from the defaults.
+ */
+static void test_same(void)
+{
+	static const char *const lines[] = {
+		"workers: 12", "start_method: fork", "warm: off", "timeout: 90000ms",
+		"kill_grace: 1500ms", "daemons: kill", "retries: 0", "launcher: [ccache]",
+		"env: {CC: gcc}", "echo: true", "progress: always", "trace: t.json",
+		"max_output: 1536", "speculate: no", "cache_dir: /tmp/c", "cache: yes",
+		"cache_max_age: 36h", "cache_max_size: 3GiB", "cache_check: content",
+	};
+	const size_t n = sizeof(lines) / sizeof(lines[0]);
+	struct buf all = BUF_INIT, out = BUF_INIT, err = BUF_INIT;
+	struct config c, d;
+	size_t differ = 0;
+
+	config_defaults(&d);
+	for (size_t i = 0; i < n; i++) {
+		buf_addf(&all, "%s\n", lines[i]);
+		buf_reset(&err);
+		if (config_load_mem("one.yaml", lines[i], strlen(lines[i]), &c, &err) == 0 &&
+		    !config_same(&c, &d))
+			differ++;
+		else
+			diag("%s: %s", lines[i], err.len ? (char *)err.data : "same as the default");
+		config_release(&c);
+	}
+	ok(differ == n, "config_same() tells each of %zu keys from its default", n);
+	ok(config_load_mem("all.yaml", all.data, all.len, &c, &err) == 0, "all the lines load");
+	config_dump_origins(&c, &out);
+	ok(out.len && !strstr((char *)out.data, "# default"),
+	   "  and set every key of the table");
+	if (out.len && strstr((char *)out.data, "# default"))
+		diag("%s", (char *)out.data);
+	ok(config_same(&c, &c) && !config_same(&c, &d), "config_same(): itself, not the defaults");
+	config_release(&c);
+	config_release(&d);
+	buf_release(&all);
 	buf_release(&out);
 	buf_release(&err);
 }
@@ -752,6 +773,7 @@ int main(void)
 	test_files();
 	test_dump();
 	test_origins();
+	test_same();
 	test_trust();
 	unlink("cfg.yaml");
 	if (chdir("/") || rmdir(tmpdir))
