@@ -291,7 +291,7 @@ int cache_open(int store, struct buf *err)
 }
 
 int cache_get(int dir, const struct buf *key, int64_t max_age_ms, uint64_t env,
-	      struct cache_answer *a, struct buf *err)
+	      struct rs_table *t, struct cache_answer *a, struct buf *err)
 {
 	char name[24];
 	struct buf data = BUF_INIT;
@@ -303,7 +303,7 @@ int cache_get(int dir, const struct buf *key, int64_t max_age_ms, uint64_t env,
 	    cache_entry_decode(data.data, data.len, key, &created, a) == 0) {
 		/* a clock set back must not make an entry immortal */
 		if (created <= now && (now - created) * 1000 <= max_age_ms &&
-		    readset_check(a->readset.data, a->readset.len, env, err) == RS_PURE) {
+		    readset_check_in(a->readset.data, a->readset.len, env, t, err) == RS_PURE) {
 			hit = 1;
 			utimensat(dir, name, NULL, 0); /* recently used */
 		} else {

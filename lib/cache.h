@@ -70,11 +70,13 @@ int cache_open(int store, struct buf *err);
 /*
  * 1 on a hit (a filled), 0 on a miss (anything wrong is a miss).  A hit
  * needs the entry's read set to hold now, with `env` the digest of the
- * environment the command would get (readset_check()); err gets the
- * reason when it does not (err.h).
+ * environment the command would get (readset_check_in(), through the
+ * identity table t, NULL for none); err gets the reason when it does not
+ * (err.h).
  */
+struct rs_table;
 int cache_get(int dir, const struct buf *key, int64_t max_age_ms, uint64_t env,
-	      struct cache_answer *a, struct buf *err);
+	      struct rs_table *t, struct cache_answer *a, struct buf *err);
 /*
  * Keep an answer with its read set, which must be pure (the caller's to
  * check): its stdout `out` and stderr `errout`, and run_ns, how long the

@@ -530,7 +530,7 @@ static int64_t rs_ts_granularity(int64_t ns)
  * fine file system whatever mtime says (touch -d, tar, cp -p set a
  * whole-second mtime on a file changed now).
  */
-static int rs_racy_ts(int64_t ts, int64_t start_real_ns)
+int readset_racy_ts(int64_t ts, int64_t start_real_ns)
 {
 	return ts >= start_real_ns - RS_RACY_NS - rs_ts_granularity(ts);
 }
@@ -539,7 +539,8 @@ static int rs_racy(const struct tl_event *id, int slot, int64_t start_real_ns)
 {
 	if (id->kind == TL_ABSENT || (id->kind == TL_DIR && slot != RS_LISTED))
 		return 0;
-	return rs_racy_ts(id->mtime_ns, start_real_ns) || rs_racy_ts(id->ctime_ns, start_real_ns);
+	return readset_racy_ts(id->mtime_ns, start_real_ns) ||
+	       readset_racy_ts(id->ctime_ns, start_real_ns);
 }
 
 static void rs_put_entry(struct buf *out, uint8_t type, uint8_t flags, const struct tl_event *id,

@@ -116,6 +116,26 @@ int readset_env(const void *p, size_t n, uint64_t *env);
 int readset_check(const void *p, size_t n, uint64_t env, struct buf *err);
 
 /*
+ * A table of identities: the read sets checked with one table
+ * (readset_check_in) look at each path once (one stat, one probe for
+ * writers) and read each VALUE input once, however many of them hold
+ * it.  What a table holds is the file system as it was when each path
+ * was first looked at, so a table may serve only while nothing can have
+ * changed a path it holds; its owner decides how long that is (the
+ * plugin: one uninterrupted stretch of its own work, lib/README
+ * "identity table").  An identity changed within RS_RACY_NS of the
+ * moment it was looked at is never kept (readset_table.c): every check
+ * looks at it again.  One thread at a time.
+ */
+struct rs_table;
+struct rs_table *readset_table_new(void);
+void readset_table_free(struct rs_table *t);
+/* readset_check() through table t (NULL: readset_check() itself). */
+int readset_check_in(const void *p, size_t n, uint64_t env, struct rs_table *t, struct buf *err);
+/* Paths looked at (a stat each), and look-ups answered by the table. */
+void readset_table_counts(const struct rs_table *t, unsigned long *looked, unsigned long *reused);
+
+/*
  * Validate an encoding without looking at the file system: 0, or -1 with
  * one reason appended to err (err.h; NULL: not wanted; only a refusal
  * allocates).  *verdict gets its verdict.

@@ -174,8 +174,9 @@ int readset_writers(int safe, const char *path, int nofollow, int64_t dev, int64
  * 1 if e still holds; 0 if it changed (why gets more than the entry says,
  * when there is more); -1 if it is open for writing.
  */
-static int rs_holds(const struct rs_entry *e, int safe, struct buf *why)
+static int rs_holds(const struct rs_entry *e, int safe, struct rs_table *t, struct buf *why)
 {
+	struct rs_seen *seen;
 	char path[TL_MAX_EVENT];
 	struct stat sb;
 	int r;
@@ -186,7 +187,7 @@ static int rs_holds(const struct rs_entry *e, int safe, struct buf *why)
 		int same;
 
 		if (eq)
-			readset_value_now(e->path, (size_t)(eq - e->path), &now);
+			readset_table_value(t, e->path, (size_t)(eq - e->path), &now);
 		same = now.len == e->plen && !memcmp(now.data, e->path, e->plen);
 		/* which part of the process state: "umask 0077, was 0022" */
 		if (!same && eq && eq - e->path == sizeof PSTATE_VALUE - 1 &&
@@ -203,7 +204,7 @@ static int rs_holds(const struct rs_entry *e, int safe, struct buf *why)
 	}
 	memcpy(path, e->path, e->plen);
 	path[e->plen] = 0;
-	r = (e->flags & TL_NOFOLLOW) ? lstat(path, &sb) : stat(path, &sb);
+	seen = readset_stat(t, path, e->flags & TL_NOFOLLOW, &sb, &r);
 	if (r < 0)
 		return e->kind == TL_ABSENT && (errno == ENOENT || errno == ENOTDIR);
 	if (e->kind != rs_kind(sb.st_mode) || e->mode != sb.st_mode)
@@ -229,7 +230,7 @@ static int rs_holds(const struct rs_entry *e, int safe, struct buf *why)
 		return 0;
 	/* a lease needs the file to be ours (or CAP_LEASE, which root has) */
 	if (e->kind == TL_FILE && (sb.st_uid == geteuid() || !geteuid()) &&
-	    readset_writers(safe, path, e->flags & TL_NOFOLLOW, e->dev, e->ino))
+	    readset_seen_writers(seen, safe, path, e->flags & TL_NOFOLLOW, e->dev, e->ino))
 		return -1;
 	return 1;
 }
@@ -254,6 +255,11 @@ int readset_verdict(const void *p, size_t n)
 }
 
 int readset_check(const void *p, size_t n, uint64_t env, struct buf *err)
+{
+	return readset_check_in(p, n, env, NULL, err);
+}
+
+int readset_check_in(const void *p, size_t n, uint64_t env, struct rs_table *t, struct buf *err)
 {
 	struct wire_reader r;
 	const char *reason;
@@ -286,7 +292,7 @@ int readset_check(const void *p, size_t n, uint64_t env, struct buf *err)
 		}
 		struct buf why = BUF_INIT;
 
-		holds = rs_holds(&e, safe, &why);
+		holds = rs_holds(&e, safe, t, &why);
 		if (holds <= 0) {
 			if (why.len)
 				err_fail(err, "%s", (char *)why.data);

@@ -8,6 +8,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/stat.h>
 
 #include "lib/buf.h"
 
@@ -37,5 +38,28 @@ void readset_value_now(const char *name, size_t n, struct buf *v);
  */
 int readset_writers(int safe, const char *path, int nofollow, int64_t dev, int64_t ino);
 int readset_lease_safe(void);
+
+/*
+ * A timestamp ts (ns) lies within the racy window before `start_real_ns`
+ * (CLOCK_REALTIME): a change after the start could leave the identity as
+ * it is (readset.c: the window and the timestamp's granularity).
+ */
+int readset_racy_ts(int64_t ts, int64_t start_real_ns);
+
+/*
+ * Through a table (readset_table.c; t NULL: straight to the file
+ * system): stat(2) or, with nofollow, lstat(2) of path into *sb, with
+ * *r the call's result (errno set when -1).  Returns the table's slot
+ * for the path, which readset_seen_writers() takes, or NULL when the
+ * identity is not kept (no table, or a racy identity).
+ */
+struct rs_seen;
+struct rs_seen *readset_stat(struct rs_table *t, const char *path, int nofollow, struct stat *sb,
+			     int *r);
+/* readset_writers(), asked once per slot (s NULL: asked now). */
+int readset_seen_writers(struct rs_seen *s, int safe, const char *path, int nofollow,
+			 int64_t dev, int64_t ino);
+/* readset_value_now(), read once per table (t NULL: read now). */
+void readset_table_value(struct rs_table *t, const char *name, size_t n, struct buf *v);
 
 #endif

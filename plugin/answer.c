@@ -26,7 +26,44 @@ static struct {
 	unsigned long hits, misses;
 	struct stats tally;     /* what this make adds to the stats file */
 	int64_t saved_ns;
+	struct rs_table *table; /* identities seen: for one check, or one stretch */
+	int table_open;         /* answer_table_open() holds */
+	unsigned long looked, reused; /* of tables cleared */
 } A = { .store = -1, .cache = -1 };
+
+/* The identity table checks go through (empty unless a stretch is open). */
+static struct rs_table *answer_table(void)
+{
+	if (!A.table)
+		A.table = readset_table_new();
+	return A.table;
+}
+
+/* Forget what the table saw, unless a stretch holds it. */
+static void answer_table_done(void)
+{
+	unsigned long looked, reused;
+
+	if (A.table_open || !A.table)
+		return;
+	readset_table_counts(A.table, &looked, &reused);
+	A.looked += looked;
+	A.reused += reused;
+	readset_table_free(A.table);
+	A.table = NULL;
+}
+
+void answer_table_open(void)
+{
+	answer_table_done();
+	A.table_open = 1;
+}
+
+void answer_table_close(void)
+{
+	A.table_open = 0;
+	answer_table_done();
+}
 
 /*
  * The digest of the environment a pool job started now would get (make's
@@ -61,7 +98,9 @@ const char *answer_tracer(void)
 int answer_holds(const struct buf *rs, uint64_t env, const char *what)
 {
 	struct buf why = BUF_INIT;
-	int ok = rs->len && readset_check(rs->data, rs->len, env, &why) == RS_PURE;
+	int ok = rs->len && readset_check_in(rs->data, rs->len, env, answer_table(), &why) == RS_PURE;
+
+	answer_table_done();
 
 	if (!ok)
 		log_debug(what, &why);
@@ -120,7 +159,8 @@ int answer_fill(const struct config *c, struct job *j, const char *shell, char *
 
 	cache_key(&j->cache_key, shell, flags, request_cwd(), command, input, c->env, launcher,
 		  c->cache_content);
-	hit = cache_get(dir, &j->cache_key, c->cache_max_age_ms, env, &a, &why);
+	hit = cache_get(dir, &j->cache_key, c->cache_max_age_ms, env, answer_table(), &a, &why);
+	answer_table_done();
 	if (!hit) {
 		if (why.len)
 			log_debug("cached answer not used", &why);
@@ -141,10 +181,9 @@ int answer_fill(const struct config *c, struct job *j, const char *shell, char *
 void answer_count(const struct config *c, struct job *j, const char *shell, char **flags,
 		  const char *command, const char *input, char **launcher, uint64_t env)
 {
-	if (answer_fill(c, j, shell, flags, command, input, launcher, env)) {
-		A.hits++;
-		answer_tally_hit(STATS_CACHE_HITS, j->ran_ns);
-	} else if (j->cache_key.len)
+	if (answer_fill(c, j, shell, flags, command, input, launcher, env))
+		answer_hit(j);
+	else if (j->cache_key.len)
 		A.misses++;
 }
 
@@ -179,6 +218,12 @@ void answer_keep(const struct job *j)
 	else
 		A.written = 1;
 	buf_release(&why);
+}
+
+void answer_hit(const struct job *j)
+{
+	A.hits++;
+	answer_tally_hit(STATS_CACHE_HITS, j->ran_ns);
 }
 
 void answer_miss(void)
@@ -254,6 +299,11 @@ void answer_exit(void)
 
 void answer_stats(struct answer_stats *st)
 {
+	unsigned long looked = 0, reused = 0;
+
+	readset_table_counts(A.table, &looked, &reused);
 	st->hits = A.hits;
 	st->misses = A.misses;
+	st->looked = A.looked + looked;
+	st->reused = A.reused + reused;
 }

@@ -25,8 +25,20 @@ const char *answer_tracer(void);
 /*
  * May an answer with read set rs stand for a call whose environment
  * digest is env now?  If not, `what` and the reason go to log_debug.
+ * Each path is looked at once per check, or once per stretch while
+ * answer_table_open() holds.
  */
 int answer_holds(const struct buf *rs, uint64_t env, const char *what);
+/*
+ * Open and close the identity table (lib/readset.h) that answer_holds()
+ * and the cache's lookups check through: in between, each path is
+ * stat'ed once, however many read sets hold it.  Bracket only one
+ * uninterrupted stretch of the plugin's own work, in which no make code
+ * runs and no command the plugin runs or waits for can write (spec.c's
+ * load pass: lib/README, "identity table", says why no longer).
+ */
+void answer_table_open(void);
+void answer_table_close(void);
 /*
  * The per-user store's directory descriptor, opened once per process (or
  * -1).  Without `create` (reading the record at load) a store that does
@@ -48,6 +60,8 @@ void answer_count(const struct config *c, struct job *j, const char *shell, char
 		  const char *command, const char *input, char **launcher, uint64_t env);
 void answer_lookup(const struct config *c, struct job *j, const char *shell, char **flags,
 		   const char *command, const char *input, char **launcher);
+/* Count a hit of a job answer_fill() filled, taken by a call. */
+void answer_hit(const struct job *j);
 /* Count a miss found late: a speculated job looked up, missed, and was used. */
 void answer_miss(void);
 /* Store a finished job's answer under its key if it ran to completion. */
@@ -63,6 +77,7 @@ void answer_exit(void);
 
 struct answer_stats {
 	unsigned long hits, misses;
+	unsigned long looked, reused; /* paths stat'ed by checks; answered by the table */
 };
 void answer_stats(struct answer_stats *st);
 

@@ -6,12 +6,12 @@
  * state it shares with make's thread is engine_impl.h's.
  */
 #include <errno.h>
-#include <poll.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
+#include "lib/pollset.h"
 #include "plugin/collect.h"
 #include "plugin/engine_impl.h"
 #include "plugin/fatal.h"
@@ -311,48 +311,47 @@ static void io_stop_all(void)
 
 void *io_main(void *arg)
 {
-	size_t cap = 0;
-	struct pollfd *fds = NULL;
+	struct pollset ps = POLLSET_INIT;
 
 	(void)arg;
 	pthread_mutex_lock(&the_engine.lock);
 	while (!the_engine.stopping) {
-		size_t n = 0, nb, nc;
+		size_t wake, at_c, nc, at_b, nb, room;
 		int timeout = -1;
 		uint64_t seen;
 
 		io_schedule();
-		/* the pool may have grown */
-		if (cap < 2 * (size_t)the_engine.workers + 8 + collect_nfds()) {
-			cap = 2 * (size_t)the_engine.workers + 8 + collect_nfds();
-			fds = realloc(fds, cap * sizeof *fds);
-			if (!fds)
-				abort();
-		}
-		fds[n++] = (struct pollfd){ .fd = the_engine.wake[0], .events = POLLIN };
+		pollset_begin(&ps);
+		wake = pollset_add(&ps, the_engine.wake[0], POLLIN);
 		if (slots_poll_fd(&the_engine.slots) >= 0)
-			fds[n++] = (struct pollfd){ .fd = slots_poll_fd(&the_engine.slots), .events = POLLIN };
-		nc = collect_pollfds(fds + n, cap - n);
-		n += nc;
+			pollset_add(&ps, slots_poll_fd(&the_engine.slots), POLLIN);
+		room = collect_nfds();
+		nc = collect_pollfds(pollset_room(&ps, room), room);
+		at_c = pollset_added(&ps, nc);
 		seen = the_engine.results;
-		nb = the_engine.backend->ops->pollfds(the_engine.backend, fds + n, cap - n, &timeout);
+		/* the pool may have grown: each worker has two pipes */
+		room = 2 * (size_t)the_engine.workers + 8;
+		nb = the_engine.backend->ops->pollfds(the_engine.backend, pollset_room(&ps, room), room,
+						      &timeout);
+		at_b = pollset_added(&ps, nb);
+		pollset_timeout(&ps, timeout);
 		/* pollfds may itself report jobs (failed starts): schedule again */
 		if (the_engine.results != seen)
-			timeout = 0;
-		if (slots_watch_drain(&the_engine.slots) && (timeout < 0 || timeout > DRAIN_CHECK_MS))
-			timeout = DRAIN_CHECK_MS;
+			pollset_timeout(&ps, 0);
+		if (slots_watch_drain(&the_engine.slots))
+			pollset_timeout(&ps, DRAIN_CHECK_MS);
 		if (the_engine.token_hold_until) {
 			int64_t left = (the_engine.token_hold_until - proto_now_ns()) / 1000000 + 1;
 
 			if (left <= 0)
 				the_engine.token_hold_until = 0;
-			else if (timeout < 0 || timeout > left)
-				timeout = (int)left;
+			else
+				pollset_timeout(&ps, left);
 		}
-		if (the_engine.slots.watch_children && (timeout < 0 || timeout > CHILDREN_CHECK_MS))
-			timeout = CHILDREN_CHECK_MS;
+		if (the_engine.slots.watch_children)
+			pollset_timeout(&ps, CHILDREN_CHECK_MS);
 		pthread_mutex_unlock(&the_engine.lock);
-		if (poll(fds, n + nb, timeout) < 0 && errno != EINTR) {
+		if (pollset_wait(&ps) < 0 && errno != EINTR) {
 			/* EINVAL/ENOMEM: nothing better than to try again shortly */
 			log_msg("poll:");
 			usleep(10000);
@@ -360,7 +359,7 @@ void *io_main(void *arg)
 			continue;
 		}
 		pthread_mutex_lock(&the_engine.lock);
-		if (fds[0].revents) {
+		if (ps.fds[wake].revents) {
 			char tmp[256];
 			while (read(the_engine.wake[0], tmp, sizeof tmp) > 0)
 				;
@@ -373,8 +372,8 @@ void *io_main(void *arg)
 			break;
 		}
 		/* a readable jobserver is retried by io_schedule() */
-		the_engine.backend->ops->events(the_engine.backend, fds + n, nb);
-		collect_events(fds + n - nc, nc);
+		the_engine.backend->ops->events(the_engine.backend, ps.fds + at_b, nb);
+		collect_events(ps.fds + at_c, nc);
 		if (slots_make_draining(&the_engine.slots) || fault_stop_now()) {
 			log_msg("warning: make is exiting while jobs never waited for still run; killing them");
 			io_stop_all();
@@ -388,7 +387,7 @@ void *io_main(void *arg)
 	 */
 	io_stop_all();
 	pthread_mutex_unlock(&the_engine.lock);
-	free(fds);
+	pollset_release(&ps);
 	return NULL;
 }
 

@@ -311,7 +311,7 @@ char *shell_func(const char *nm, unsigned int argc, char **argv)
 	struct buf id = BUF_INIT;
 	struct memo *m;
 	struct job *j;
-	uint64_t h, env;
+	uint64_t h, env, ran_env;
 	char **envp, **ran;
 
 	/* the pool is for speculation; a call runs in make's process */
@@ -340,9 +340,9 @@ char *shell_func(const char *nm, unsigned int argc, char **argv)
 	}
 	if (m)
 		shell_state.stale++;
-	j = spec_take(&id, h, &ran);
+	j = spec_take(&id, h, &ran, &ran_env);
 	if (j)
-		j = spec_answer(j, ran, envp, env);
+		j = spec_answer(j, ran, ran_env, envp, env);
 	if (!j)
 		j = shell_run_now(cfg, &id, envp, env);
 	if (!m) {
@@ -378,8 +378,11 @@ void shell_stats(struct buf *b)
 
 	spec_stats(&sp);
 	answer_stats(&an);
-	buf_addf(b, " speculated=%lu spec_hits=%lu spec_misses=%lu spec_unused=%lu memo_hits=%lu"
+	/* memo_stale stays last: tests anchor on it */
+	buf_addf(b, " paths_looked=%lu paths_reused=%lu"
+		 " speculated=%lu spec_hits=%lu spec_misses=%lu spec_unused=%lu memo_hits=%lu"
 		 " cache_hits=%lu cache_misses=%lu spec_unproven=%lu spec_rejected=%lu memo_stale=%lu",
+		 an.looked, an.reused,
 		 sp.speculated, sp.hits, shell_state.misses, sp.unused, shell_state.memo_hits, an.hits, an.misses,
 		 sp.unproven, sp.rejected, shell_state.stale);
 }

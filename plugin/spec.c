@@ -34,6 +34,7 @@ struct spec {
 	uint64_t h;
 	struct job *job;        /* NULL once used or cancelled */
 	char **envp;            /* the environment it ran with (a debug line names a difference) */
+	uint64_t env;           /* its digest (launch_env_digest) */
 };
 
 static struct {
@@ -260,15 +261,15 @@ void spec_start(void)
 	store = answer_store(c, 0);
 	if (store < 0)
 		goto out;
-	if (store_read(store, spec_state.file, &data, &why) < 0) {
+	/* missing, or unused for cache_max_age (cache_evict() removes it later): not read */
+	if (cache_expired(store, spec_state.file, c->cache_max_age_ms)) {
+		buf_addf(&why, "%s: does not exist, or unused for longer than cache_max_age",
+			 spec_state.file);
 		log_debug("no record", &why);
 		goto out;
 	}
-	/* unused for cache_max_age: gone (cache_evict() removes it later) */
-	if (cache_expired(store, spec_state.file, c->cache_max_age_ms)) {
-		buf_reset(&why);
-		buf_addf(&why, "%s: unused for longer than cache_max_age", spec_state.file);
-		log_debug("record ignored", &why);
+	if (store_read(store, spec_state.file, &data, &why) < 0) {
+		log_debug("no record", &why);
 		goto out;
 	}
 	buf_addf(&why, "%s: ", spec_state.file);
@@ -283,6 +284,13 @@ void spec_start(void)
 	spec_state.spec = calloc(spec_state.nprev, sizeof *spec_state.spec);
 	if (!spec_state.spec)
 		abort();
+	/*
+	 * One stretch of the plugin's own work: the record's read sets and
+	 * the cache's share their paths (a compiler's closure), so each is
+	 * stat'ed once here.  What this pass lets through is checked again,
+	 * path by path, when a call takes it (spec_answer).
+	 */
+	answer_table_open();
 	for (size_t i = 0; i < spec_state.nprev; i++) {
 		struct record_entry *e = &spec_state.prev[i];
 		struct cmdid id;
@@ -307,10 +315,14 @@ void spec_start(void)
 		buf_add(&s->id, e->id.data, e->id.len);
 		s->h = store_hash(s->id.data, s->id.len, STORE_HASH_INIT);
 		s->job = spec_new_job(JOB_SPEC, &id, envp);
-		/* an answer the cache holds needs no job */
+		/*
+		 * An answer the cache holds needs no job: kept, filled, for the
+		 * call (no second read of the entry), which checks it again.
+		 */
+		s->env = env;
 		if (answer_fill(c, s->job, id.shell, id.flags, id.command, NULL, NULL, env)) {
-			job_free(s->job);
-			s->job = NULL;
+			s->envp = envp;
+			envp = NULL;
 		} else if (!engine_started() && !request_prepare(NULL, &sit, 1)) {
 			/* the pool starts for the first job it gets, or not at all */
 			job_free(s->job);
@@ -328,6 +340,7 @@ void spec_start(void)
 		strv_free(envp);
 	}
 out:
+	answer_table_close();
 	strv_free(spec_state.was);
 	spec_state.was = NULL;
 	buf_release(&data);
@@ -339,7 +352,10 @@ static void spec_cancel_all(void)
 {
 	for (size_t i = 0; i < spec_state.nspec; i++) {
 		if (spec_state.spec[i].job) {
-			engine_cancel(spec_state.spec[i].job);
+			if (spec_state.spec[i].job->cached)
+				job_free(spec_state.spec[i].job); /* filled from the cache: never queued */
+			else
+				engine_cancel(spec_state.spec[i].job);
 			spec_state.spec[i].job = NULL;
 			spec_state.unused++;
 		}
@@ -393,7 +409,7 @@ void spec_end(void)
 	buf_release(&why);
 }
 
-struct job *spec_take(const struct buf *id, uint64_t h, char ***envp)
+struct job *spec_take(const struct buf *id, uint64_t h, char ***envp, uint64_t *env)
 {
 	for (size_t i = 0; i < spec_state.nspec; i++) {
 		struct spec *s = &spec_state.spec[i];
@@ -404,6 +420,7 @@ struct job *spec_take(const struct buf *id, uint64_t h, char ***envp)
 
 			s->job = NULL;
 			*envp = s->envp;
+			*env = s->env;
 			s->envp = NULL;
 			return j;
 		}
@@ -411,11 +428,11 @@ struct job *spec_take(const struct buf *id, uint64_t h, char ***envp)
 	return NULL;
 }
 
-struct job *spec_answer(struct job *j, char **ran, char **call, uint64_t env)
+struct job *spec_answer(struct job *j, char **ran, uint64_t ran_env, char **call, uint64_t env)
 {
 	int64_t waited = 0;
 	size_t n;
-	const char *name = launch_env_digest(ran) != env ? strv_env_differs(ran, call, &n) : NULL;
+	const char *name = ran_env != env ? strv_env_differs(ran, call, &n) : NULL;
 
 	if (name) {
 		/* the one thing a user can act on: which variable moved */
@@ -423,13 +440,14 @@ struct job *spec_answer(struct job *j, char **ran, char **call, uint64_t env)
 
 		buf_addf(&why, "the environment differs in %.*s", (int)n, name);
 		strv_free(ran);
-		log_debug("speculated answer not used", &why);
+		log_debug(j->cached ? "cached answer not used" : "speculated answer not used", &why);
 		buf_release(&why);
-		if (!j->cached)
+		if (!j->cached) {
 			engine_cancel(j);
-		else
+			spec_state.rejected++;
+		} else {
 			job_free(j);
-		spec_state.rejected++;
+		}
 		return NULL;
 	}
 	strv_free(ran);
@@ -443,15 +461,22 @@ struct job *spec_answer(struct job *j, char **ran, char **call, uint64_t env)
 		waited = proto_now_ns() - waited;
 		answer_keep(j);
 	}
-	if (answer_holds(&j->res.readset, env, "speculated answer not used")) {
+	if (answer_holds(&j->res.readset, env,
+			 j->cached ? "cached answer not used" : "speculated answer not used")) {
+		if (j->cached) {
+			answer_hit(j); /* filled from the cache at load */
+			return j;
+		}
 		spec_state.hits++;
 		/* what make would have waited for, less what it did wait */
 		answer_tally_hit(STATS_SPEC_HITS, answer_run_ns(j) - waited);
-		if (j->cache_key.len && !j->cached)
+		if (j->cache_key.len)
 			answer_miss(); /* looked up when it was speculated */
 		return j;
 	}
-	spec_state.rejected++;
+	/* a cached answer out of date: the call looks the cache up again, and runs */
+	if (!j->cached)
+		spec_state.rejected++;
 	job_free(j);
 	return NULL;
 }

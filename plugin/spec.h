@@ -34,17 +34,19 @@ void spec_end(void);
 /*
  * The speculated job for this identity, now the caller's, with the
  * environment it was started with (*envp, also the caller's, for
- * spec_answer); NULL if none.
+ * spec_answer) and that environment's digest (*env); NULL if none.  A
+ * job the cache answered at load comes filled (j->cached).
  */
-struct job *spec_take(const struct buf *id, uint64_t h, char ***envp);
+struct job *spec_take(const struct buf *id, uint64_t h, char ***envp, uint64_t *env);
 /*
  * A taken job's answer, if it still is the answer for a call whose
- * environment is call (digest env), waiting for it if it still runs.
+ * environment is call (digest env; ran_env is ran's, from spec_take),
+ * waiting for it if it still runs.
  * Else the job is cancelled or freed, NULL returned, and with
  * ASYNC_COMPILE_DEBUG the debug line names a variable by which ran (the
  * job's environment, freed here) and call differ, if that was why.
  */
-struct job *spec_answer(struct job *j, char **ran, char **call, uint64_t env);
+struct job *spec_answer(struct job *j, char **ran, uint64_t ran_env, char **call, uint64_t env);
 /*
  * Remember that the makefiles asked for id, with what its answer
  * depended on (rs, empty if not traced) and the call's environment:

@@ -1,7 +1,7 @@
 #!/bin/sh
 # test: per-start-method
 # async-compile: output replay, failures at parse time and in recipes,
-# echo, -s, -n, -k, -i, .DELETE_ON_ERROR.
+# echo, -s, -n (-k, -i and .DELETE_ON_ERROR: t0215).
 . "$(dirname "$0")/lib.sh"
 
 write_mk Makefile <<'EOF2'
@@ -56,33 +56,6 @@ ok "-n runs no build step" test ! -e a.o -a ! -e a.o.log
 run_make -q
 ok "-q prints nothing and says out of date" sh -c '[ "$0" -eq 1 ] && [ ! -s out ]' "$make_status"
 ok "-q runs no build step" test ! -e a.o -a ! -e a.o.log
-
-write_mk Makefile <<'EOF2'
-load @PLUGIN@
-.DELETE_ON_ERROR:
-all: bad good
-bad:
-	touch $@
-	$(async-compile $@,exit 5)
-	$(async-wait $@)
-good: bad2
-	touch $@
-bad2:
-	$(async-compile $@,exit 6)
-	$(async-wait $@)
-EOF2
-run_make
-ok "a failing build step fails its recipe with its status" expect_grep '\*\*\* \[Makefile:7: bad\] Error 5' err
-ok "the failure names the job" expect_grep "bad (status 5): exit 5" err
-ok ".DELETE_ON_ERROR applies" expect_grep "Deleting file 'bad'" err
-ok "no jobserver token message" expect_no_grep INTERNAL err
-run_make -k
-ok "-k goes on with other targets and fails" expect_eq 2 "$make_status"
-ok "-k reports both failures" sh -c 'grep -q "Error 5" err && grep -q "Error 6" err'
-run_make -i
-ok "-i ignores the failure" expect_make_ok
-ok "-i says it ignored it" expect_grep 'Error 5 (ignored)' err
-ok "-i lets dependents run" test -e good
 
 write_mk Makefile <<'EOF2'
 load @PLUGIN@

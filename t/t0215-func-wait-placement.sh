@@ -45,26 +45,33 @@ ok "followed by more text: that text does not run" expect_no_grep '^after$' out
 placement escaped 'echo x\$(async-wait)'
 ok "after a backslash: the target fails" failed escaped
 
-# -k, -i and .DELETE_ON_ERROR keep working for a wait inside a command.
-write_mk Makefile <<'EOF2'
-load @PLUGIN@
-.DELETE_ON_ERROR:
-all: bad other
-bad:
-	$(async-compile b1,exit 4)
-	touch $@ $(async-wait)
-other:
-	touch $@
-EOF2
-rm -f bad other
-run_make -k
-ok "-k: the failing target fails, make goes on" \
-	sh -c '[ "$0" -eq 2 ] && grep -q "bad\] Error 4" err && [ -e other ]' "$make_status"
-ok ".DELETE_ON_ERROR: the half-made target is deleted" \
-	sh -c 'grep -q "Deleting file .bad." err && [ ! -e bad ]'
-rm -f bad other
-run_make -i
-ok "-i: the failure is ignored" expect_make_ok
-ok "-i: make says it ignored it" expect_grep 'Error 4 (ignored)' err
+# -k, -i and .DELETE_ON_ERROR treat a failed build step as any failed
+# recipe line, wherever its wait sits: on a line of its own, inside a
+# command, or on the build step's own line (there under -j2 too).
+delete_on_error() { # label make-flags recipe-line...
+	label=$1 flags=$2
+	shift 2
+	{
+		printf 'load @PLUGIN@\n.DELETE_ON_ERROR:\nall: bad good\nbad:\n'
+		printf '\t%s\n' "$@"
+		printf 'good: ; @touch $@\n'
+	} | write_mk Makefile
+	rm -f bad good
+	run_make -k $flags
+	ok "$label, -k: the failing target fails, make goes on" \
+		sh -c '[ "$0" -eq 2 ] && grep -q "bad\] Error 4" err && [ -e good ]' "$make_status"
+	ok "$label: the failure names the job" expect_grep 'b1 (status 4): exit 4' err
+	ok "$label, .DELETE_ON_ERROR: the half-made target is deleted" \
+		sh -c 'grep -q "Deleting file .bad." err && [ ! -e bad ]'
+	ok "$label: no jobserver token message" expect_no_grep INTERNAL err
+	rm -f bad good
+	run_make -i $flags
+	ok "$label, -i: the failure is ignored" expect_make_ok
+	ok "$label, -i: make says it ignored it, the other target is made" \
+		sh -c 'grep -q "Error 4 (ignored)" err && [ -e good ]'
+}
+delete_on_error "a wait line of its own" "" 'touch $@' '$(async-compile b1,exit 4)' '$(async-wait b1)'
+delete_on_error "a wait inside a command" "" '$(async-compile b1,exit 4)' 'touch $@ $(async-wait)'
+delete_on_error "a wait on the build step's line" "-j2" 'touch $@' '$(async-compile b1,exit 4)$(async-wait)'
 
 done_testing

@@ -62,27 +62,7 @@ ok "status: both failures listed, in queue order" \
 		grep -q "f1 (status 3).* f2 (status 4)" || { cat err; exit 1; }'
 ok "status: the recipe stops at the wait" expect_no_grep not-reached out
 
-# 4. -k goes on with the other targets; -i ignores; .DELETE_ON_ERROR
-# deletes the target the failing line left behind.
-write_mk Makefile <<'EOF2'
-load @PLUGIN@
-.DELETE_ON_ERROR:
-all: bad good
-bad:
-	touch $@
-	$(async-compile b,exit 5)$(async-wait)
-good: ; @touch $@
-EOF2
-rm -f bad good
-run_make -k -j2 -s
-ok "-k: make exits 2" expect_eq 2 "$make_status" "make status"
-ok "-k: the other target is made" test -e good
-ok "-k: Error 5 for the target" expect_grep 'bad\] Error 5$' err
-ok ".DELETE_ON_ERROR: the target is deleted" sh -c '! [ -e bad ] && grep -q "Deleting file .bad." err'
-rm -f bad good
-run_make -i -j2
-ok "-i: make exits 0" expect_make_ok
-ok "-i: the error is ignored" expect_grep 'bad\] Error 5 (ignored)' err
+# 4. -k, -i and .DELETE_ON_ERROR: t0215, for every placement of the wait.
 
 # Under .ONESHELL the recipe is one script: the failing wait ends it.
 write_mk Makefile <<'EOF2'

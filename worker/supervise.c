@@ -29,6 +29,7 @@
 
 #include "pool/pool.h"
 #include "lib/err.h"
+#include "lib/pollset.h"
 #include "lib/proto.h"
 #include "lib/run.h"
 #include "lib/sig.h"
@@ -307,55 +308,46 @@ static void sup_flush_bounded(struct sup *s)
 
 static void sup_loop(struct sup *s)
 {
-	size_t max = 0;
-	struct pollfd *fds = NULL;
+	struct pollset ps = POLLSET_INIT;
 
 	while (!s->done) {
 		int timeout = -1;
-		size_t k = 0, np;
+		size_t sig, in, at_p, np, room = 2 * (size_t)s->nworkers;
 
-		/* the plugin may have grown the pool (WORKERS) */
-		if (max < 3 + 2 * (size_t)s->nworkers) {
-			struct pollfd *more = realloc(fds, (3 + 2 * (size_t)s->nworkers) * sizeof *fds);
-
-			if (!more) {
-				sup_fail(s, "out of memory");
-				break;
-			}
-			fds = more;
-			max = 3 + 2 * (size_t)s->nworkers;
-		}
-
-		fds[k++] = (struct pollfd){ s->sig_fd, POLLIN, 0 };
-		fds[k++] = (struct pollfd){ s->in_fd, POLLIN, 0 };
-		np = pool_pollfds(s->pool, fds + 3, max - 3, &timeout);
+		pollset_begin(&ps);
+		sig = pollset_add(&ps, s->sig_fd, POLLIN);
+		in = pollset_add(&ps, s->in_fd, POLLIN);
+		/* the plugin may have grown the pool (WORKERS): two pipes a worker */
+		np = pool_pollfds(s->pool, pollset_room(&ps, room), room, &timeout);
+		at_p = pollset_added(&ps, np);
+		pollset_timeout(&ps, timeout);
 		sup_flush(s); /* pool_pollfds may have produced results */
-		/* A negative fd is skipped: no POLLERR spin while idle. */
-		fds[k++] = (struct pollfd){ frame_outq_pending(&s->upq) && !s->out_dead ?
-					    s->out_fd : -1, POLLOUT, 0 };
-		if (poll(fds, k + np, timeout) < 0) {
+		/* A negative fd is skipped: no POLLERR spin while idle; sup_flush() writes. */
+		pollset_add(&ps, frame_outq_pending(&s->upq) && !s->out_dead ? s->out_fd : -1,
+				  POLLOUT);
+		if (pollset_wait(&ps) < 0) {
 			if (errno == EINTR)
 				continue;
 			sup_fail(s, "poll:");
 			break;
 		}
-		if (fds[0].revents) {
-			int sig = sig_drain(s->sig_fd);
+		if (ps.fds[sig].revents) {
+			int got = sig_drain(s->sig_fd);
 
-			if (sig && sig != SIGCHLD) {
+			if (got && got != SIGCHLD) {
 				s->done = 1;
-				s->status = 128 + sig;
+				s->status = 128 + got;
 				break;
 			}
 		}
-		if (fds[1].revents)
+		if (ps.fds[in].revents)
 			sup_read(s);
 		if (s->done)
 			break;
-		pool_events(s->pool, fds + k, np);
+		pool_events(s->pool, ps.fds + at_p, np);
 		sup_flush(s);
 	}
-	free(fds);
+	pollset_release(&ps);
 }
 
 int supervise_main(int in_fd, int out_fd, int nworkers, const char *worker_exe,

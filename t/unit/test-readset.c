@@ -714,6 +714,70 @@ static void test_shared_writable(void)
 	buf_release(&rs);
 }
 
+/*
+ * A table of identities: two read sets that share a path stat it once;
+ * a table stands for the file system as it first saw it (its owner's to
+ * drop); an identity changed within the racy window is never kept.
+ */
+static void test_table(void)
+{
+	struct buf log = BUF_INIT, rs = BUF_INIT, why = BUF_INIT;
+	struct rs_table *t = readset_table_new();
+	unsigned long looked, reused;
+	int64_t t0;
+
+	put("shared.h", "shared");
+	age("shared.h");
+	put("own.h", "own");
+	age("own.h");
+	t0 = later();
+	start(&log);
+	ev(&log, TL_READ, 0, ROOT, 0, at("shared.h"));
+	ev(&log, TL_READ, 0, ROOT, 0, at("own.h"));
+	ev(&log, TL_READ, 0, ROOT, 0, at("nothere.h"));
+	finish(&log);
+	ok(verdict(&log, t0, &rs) == RS_PURE, "table: a pure read set");
+	/* age() moved the ctimes to now: past the racy window, as settle() does */
+	usleep(60 * 1000);
+	ok(readset_check_in(rs.data, rs.len, ENV, t, &why) == RS_PURE &&
+	   readset_check_in(rs.data, rs.len, ENV, t, &why) == RS_PURE, "table: it holds twice");
+	readset_table_counts(t, &looked, &reused);
+	ok(reused >= 3 && looked + reused >= 6 && looked <= reused,
+	   "table: the second check answered by the table (looked %lu, reused %lu)", looked, reused);
+	put("own.h", "changed");
+	ok(readset_check_in(rs.data, rs.len, ENV, t, &why) == RS_PURE,
+	   "table: a change after the table saw the path is not seen (its owner drops it)");
+	ok(readset_check(rs.data, rs.len, ENV, &why) != RS_PURE, "... readset_check sees it");
+	readset_table_free(t);
+
+	/*
+	 * own.h written just now (its identity no longer the read set's):
+	 * racy, so the table keeps shared.h and looks at own.h every time
+	 */
+	t = readset_table_new();
+	ok(readset_check_in(rs.data, rs.len, ENV, t, &why) != RS_PURE, "table: a changed file fails");
+	readset_table_counts(t, &looked, &reused);
+	put("own.h", "new");
+	ok(readset_check_in(rs.data, rs.len, ENV, t, &why) != RS_PURE, "table: ... and fails again");
+	readset_table_free(t);
+	t = readset_table_new();
+	{
+		unsigned long l1, r1, l2, r2;
+
+		(void)readset_check_in(rs.data, rs.len, ENV, t, &why);
+		readset_table_counts(t, &l1, &r1);
+		(void)readset_check_in(rs.data, rs.len, ENV, t, &why);
+		readset_table_counts(t, &l2, &r2);
+		ok(l2 - l1 >= 1 && l2 - l1 + r2 - r1 == l1 + r1,
+		   "table: an identity within the racy window is never kept (looked %lu then %lu more)",
+		   l1, l2 - l1);
+	}
+	readset_table_free(t);
+	buf_release(&log);
+	buf_release(&rs);
+	buf_release(&why);
+}
+
 int main(void)
 {
 	char cmd[600];
@@ -732,6 +796,7 @@ int main(void)
 	test_granularity();
 	test_shared_writable();
 	test_atime();
+	test_table();
 	snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
 	if (system(cmd))
 		abort();
