@@ -278,7 +278,9 @@ uninstall:
 	done
 
 demo: all
-	$(MAKE) --no-print-directory -C examples/demo ASYNC_PLUGIN=$(CURDIR)/$(PLUGIN)
+	$(MAKE) --no-print-directory -C examples/demo ASYNC_COMPILE_PLUGIN=$(CURDIR)/$(PLUGIN)
+	@echo
+	@sh examples/demo/compare.sh "$(MAKE)" $(CURDIR)/$(PLUGIN)
 
 bench: all
 	sh bench/run.sh
@@ -290,7 +292,9 @@ bench: all
 clean:
 	rm -f $(PLUGIN) $(WORKER) $(CLI) $(TRACER) $(CORE_DIRS:=/*.o) plugin/*.o \
 		t/unit/*.t $(TEST_HELPERS) $(CORE_LIB) $(FLAGS_STAMP) \
-		examples/demo/*.o examples/demo/wordstat
+		examples/demo/*.o examples/demo/wordstat \
+		examples/incremental/*.o examples/incremental/*.d \
+		examples/incremental/objs.stamp examples/incremental/prog
 	rm -rf build/asan build/fuzz build/faults build/valgrind build/stress build/gocache build/gopath \
 		build/deb
 

@@ -79,22 +79,22 @@
 #
 # Hooks, read when a probe is queued (all empty by default):
 #
-#   ASYNC_PROBE_CFLAGS   added to every cc probe, as Kbuild adds
-#                        KBUILD_CPPFLAGS and KBUILD_CFLAGS: put flags here
-#                        that change what the compiler accepts (-m32,
-#                        -std=, -fsanitize=).  Leave -MD/-MMD out: the
-#                        probe writes to /dev/null.
-#   ASYNC_PROBE_AFLAGS   added to every as-instr and as-option probe.
-#   ASYNC_PROBE_LDFLAGS  added to every ld-option probe.
+#   ASYNC_COMPILE_PROBE_CFLAGS   added to every cc probe, as Kbuild adds
+#                                KBUILD_CPPFLAGS and KBUILD_CFLAGS: put flags
+#                                here that change what the compiler accepts
+#                                (-m32, -std=, -fsanitize=).  Leave -MD/-MMD
+#                                out: the probe writes to /dev/null.
+#   ASYNC_COMPILE_PROBE_AFLAGS   added to every as-instr and as-option probe.
+#   ASYNC_COMPILE_PROBE_LDFLAGS  added to every ld-option probe.
 #
 # The commands, the ones Kbuild runs:
 #
-#   cc-option  $(CC) -Werror $(ASYNC_PROBE_CFLAGS) FLAG -c -x c /dev/null -o /dev/null
-#   as-instr   $(CC) -Werror $(ASYNC_PROBE_AFLAGS) -Wa,--fatal-warnings
+#   cc-option  $(CC) -Werror $(ASYNC_COMPILE_PROBE_CFLAGS) FLAG -c -x c /dev/null -o /dev/null
+#   as-instr   $(CC) -Werror $(ASYNC_COMPILE_PROBE_AFLAGS) -Wa,--fatal-warnings
 #                  -c -x assembler-with-cpp -o /dev/null -   (INSTR on stdin)
-#   as-option  $(CC) -Werror $(ASYNC_PROBE_AFLAGS) FLAG -c -x assembler-with-cpp
+#   as-option  $(CC) -Werror $(ASYNC_COMPILE_PROBE_AFLAGS) FLAG -c -x assembler-with-cpp
 #                  /dev/null -o /dev/null
-#   ld-option  $(LD) $(ASYNC_PROBE_LDFLAGS) FLAG -v
+#   ld-option  $(LD) $(ASYNC_COMPILE_PROBE_LDFLAGS) FLAG -v
 #
 # Each command starts with the tool it probes, so a config `launcher:`
 # such as [ccache] or [distcc] (which the plugin puts in front of every
@@ -123,9 +123,9 @@ acp-included := 1
 
 CC ?= cc
 LD ?= ld
-ASYNC_PROBE_CFLAGS ?=
-ASYNC_PROBE_AFLAGS ?=
-ASYNC_PROBE_LDFLAGS ?=
+ASYNC_COMPILE_PROBE_CFLAGS ?=
+ASYNC_COMPILE_PROBE_AFLAGS ?=
+ASYNC_COMPILE_PROBE_LDFLAGS ?=
 
 acp-empty :=
 acp-space := $(acp-empty) $(acp-empty)
@@ -150,13 +150,13 @@ acp-name = acp.$1.$(call acp-enc,$2)
 
 # The probe commands, one per kind; acp-in-KIND is the standard input of
 # kinds that read one.
-acp-cmd-cc = $(CC) -Werror $(ASYNC_PROBE_CFLAGS) $(strip $1) -c -x c /dev/null -o /dev/null
-acp-cmd-as = $(CC) -Werror $(ASYNC_PROBE_AFLAGS) -Wa$(acp-comma)--fatal-warnings \
+acp-cmd-cc = $(CC) -Werror $(ASYNC_COMPILE_PROBE_CFLAGS) $(strip $1) -c -x c /dev/null -o /dev/null
+acp-cmd-as = $(CC) -Werror $(ASYNC_COMPILE_PROBE_AFLAGS) -Wa$(acp-comma)--fatal-warnings \
 	-c -x assembler-with-cpp -o /dev/null -
 acp-in-as = $(subst \t,$(acp-tab),$(subst \n,$(acp-newline),$(strip $1)))$(acp-newline)
-acp-cmd-asopt = $(CC) -Werror $(ASYNC_PROBE_AFLAGS) $(strip $1) \
+acp-cmd-asopt = $(CC) -Werror $(ASYNC_COMPILE_PROBE_AFLAGS) $(strip $1) \
 	-c -x assembler-with-cpp /dev/null -o /dev/null
-acp-cmd-ld = $(LD) $(ASYNC_PROBE_LDFLAGS) $(strip $1) -v
+acp-cmd-ld = $(LD) $(ASYNC_COMPILE_PROBE_LDFLAGS) $(strip $1) -v
 
 # The plugin defines the variable async-wait when it is loaded.
 acp-plugin = $(filter-out undefined,$(origin async-wait))

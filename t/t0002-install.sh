@@ -157,7 +157,7 @@ fi
 # plugin, and without the package they stop make with one line naming
 # asynccompile (an empty `load` alone is accepted by make).
 mkdir -p adopt
-sed -n '/^    ASYNCCOMPILE := /,/^    include /s/^    //p' "$TEST_ROOT/README" >adopt/Makefile
+sed -n '/^    ASYNC_COMPILE_PREFIX := /,/^    include /s/^    //p' "$TEST_ROOT/README" >adopt/Makefile
 ok "README's adoption lines are four" expect_eq 4 "$(wc -l <adopt/Makefile)" "lines"
 printf '$(async-try a,echo adopted)\n$(async-wait)\n$(info a=$(a.out))\nall: ; @:\n' >>adopt/Makefile
 # the staged files lie under DESTDIR: a copy of the .pc that says so

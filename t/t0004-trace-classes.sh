@@ -2,7 +2,7 @@
 # trace/libc.classes against the machine: every function this machine's C
 # library exports is classified, nothing classified is missing from it,
 # and the tracer exports a hook for exactly the functions classified
-# model, opaque or impure (asynccompile(7), "The answer model": a call
+# model, opaque or impure (doc/design.md, "The answer model": a call
 # nobody classified must not pass as harmless).
 . "$(dirname "$0")/lib.sh"
 

@@ -106,11 +106,11 @@ ok "without the plugin the file still works" expect_make_ok
 ok "without the plugin the results are the same" expect_eq "$expected" "$(cat async 2>&1)"
 ok "without the plugin nothing was queued" expect_eq "" "$(cat stats 2>&1)"
 
-# ASYNC_PROBE_CFLAGS is part of the question: with -fsanitize=thread in
+# ASYNC_COMPILE_PROBE_CFLAGS is part of the question: with -fsanitize=thread in
 # the flags, gcc rejects -fsanitize=address.
 probe_mk <<'EOF'
 CC = gcc
-ASYNC_PROBE_CFLAGS = -fsanitize=thread
+ASYNC_COMPILE_PROBE_CFLAGS = -fsanitize=thread
 $(call async-cc-option,-fsanitize=address)
 $(call async-cc-option,-fsanitize=undefined)
 $(async-probes-wait)
@@ -118,7 +118,7 @@ $(file >result,[$(call cc-option-result,-fsanitize=address)] [$(call cc-option-r
 all: ; @:
 EOF
 run_make
-ok "ASYNC_PROBE_CFLAGS takes part in cc probes" \
+ok "ASYNC_COMPILE_PROBE_CFLAGS takes part in cc probes" \
 	expect_eq "[] [-fsanitize=undefined]" "$(cat result 2>&1)"
 
 # Flag text a job NAME may not hold.  The fake compiler accepts exactly

@@ -11,7 +11,7 @@ demo_copy() {
 	rm -f demo/*.o demo/wordstat
 }
 run_demo() { # [make args...]
-	run_make -C demo ASYNC_PLUGIN="$ASYNC_PLUGIN" ASYNC_MK="$TEST_ROOT/asynccompile.mk" "$@"
+	run_make -C demo ASYNC_COMPILE_PLUGIN="$ASYNC_PLUGIN" ASYNC_COMPILE_MK="$TEST_ROOT/asynccompile.mk" "$@"
 }
 stat_of() { # key: its value in the last "asynccompile: ..." stats line
 	sed -n 's/^asynccompile: .*/&/p' out | tail -n 1 | tr ' ' '\n' | sed -n "s/^$1=//p"
@@ -61,7 +61,7 @@ ok "make clean cleans" test ! -e demo/main.o -a ! -e demo/wordstat
 cat >Makefile <<EOF
 .PHONY: demo-top
 demo-top:
-	\$(MAKE) --no-print-directory -C demo ASYNC_PLUGIN=$ASYNC_PLUGIN ASYNC_MK=$TEST_ROOT/asynccompile.mk
+	\$(MAKE) --no-print-directory -C demo ASYNC_COMPILE_PLUGIN=$ASYNC_PLUGIN ASYNC_COMPILE_MK=$TEST_ROOT/asynccompile.mk
 EOF
 run_make
 ok "as a sub-make" expect_make_ok
@@ -72,6 +72,38 @@ run_make -j2
 ok "as a sub-make of make -j2" expect_make_ok
 ok "the parent's jobserver is used, not overridden" sh -c '! grep -i "jobserver\|-j.*forced" err || exit 1'
 ok "sub-make of make -j2 builds and runs" expect_grep '^top 5 words: the(11)' out
+
+# STOCK=1: the same program without the plugin, as `make demo` times it.
+demo_copy
+run_demo STOCK=1
+ok "STOCK=1 builds and runs" expect_make_ok
+ok "STOCK=1: the same report" expect_grep '^top 5 words: the(11) a(7) and(4) that(4) job(3)$' out
+ok "STOCK=1: the same probe answers reach the compiles" \
+	expect_grep '^cc -std=c11 -O2 -g -Wall .*-fno-common -Wno-unused-parameter .* -c main.c -o main.o$' out
+ok "STOCK=1: the plugin is not loaded" expect_no_grep '^asynccompile' out
+
+# `make demo`'s table: the two clean builds timed side by side.  Its
+# shape only, never the timings.
+ok "make demo prints the table" sh -c \
+	'sed -n "/^demo:/,/^\$/p" "$0/Makefile" | grep -q "examples/demo/compare.sh \"\$(MAKE)\""' "$TEST_ROOT"
+table_status=0
+timeout 120 sh "$TEST_ROOT/examples/demo/compare.sh" "$MAKE_UT" "$ASYNC_PLUGIN" >table 2>table.err || table_status=$?
+ok "compare.sh exits 0" expect_eq 0 "$table_status" "exit status ($(cat table.err))"
+ok "the table has a title, a header and one row" expect_eq 3 "$(wc -l <table)" "lines"
+ok "the title says what was timed" \
+	expect_grep '^asynccompile demo: a clean build of wordstat (12 probes, 4 compiles, link)$' table
+ok "the header names stock make, asynccompile and the ratio" \
+	expect_grep '^ *stock make  *asynccompile  *ratio$' table
+ok "the row: two times in seconds and their ratio" \
+	expect_grep '^  build time  *[0-9][0-9]*\.[0-9][0-9] s  *[0-9][0-9]*\.[0-9][0-9] s  *[0-9][0-9]*\.[0-9][0-9]x$' table
+# (the times are shown rounded to 0.01 s, the ratio is of the unrounded
+# ones: allow what the rounding of each can move it by)
+ok "the ratio is stock over asynccompile" awk '
+	NR == 3 { s = $3; p = $5; r = $7; sub(/x$/, "", r)
+		if (p < 0.01 || s < 0.01) exit 0
+		d = s / p - r; if (d < 0) d = -d
+		tol = r * (0.005 / s + 0.005 / p) * 1.01 + 0.005
+		if (d > tol) { printf "%s / %s is not %s\n", s, p, r; exit 1 } }' table
 
 # A compile error fails the one recipe and names the job.
 demo_copy
