@@ -165,9 +165,9 @@ t/helpers/%: t/helpers/%.c $(CORE_LIB)
 	$(CC) $(ALL_CFLAGS) -o $@ $< $(CORE_LIB) $(ALL_LDFLAGS) $(YAML_LIBS)
 
 TEST_HELPERS = $(patsubst %.c,%,$(wildcard t/helpers/*.c))
-# A cgo program (Go makes its own system calls: t0268), built only where
+# A cgo program (Go makes its own system calls: t4068), built only where
 # the Go toolchain is (Debian: golang-go), offline, its cache in build/;
-# t0268 says it skipped the case without it.
+# t4068 says it skipped the case without it.
 GO = $(firstword $(wildcard $(addsuffix /go,$(subst :, ,$(PATH)))))
 ifneq ($(GO),)
 TEST_HELPERS += t/helpers/goread

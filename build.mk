@@ -37,7 +37,7 @@ $(B)/t/helpers/%: $(SRCDIR)/t/helpers/%.c $(VCORE_LIB)
 
 # Helpers that tests run as $(async-shell) commands which must be reused
 # or speculated: the plain build's.  The ASan runtime makes its own system
-# calls, so a run of an instrumented program is opaque (t0268), and the
+# calls, so a run of an instrumented program is opaque (t4068), and the
 # Go helper is no C program to instrument.
 PLAIN_HELPERS = $(B)/t/helpers/goread $(B)/t/helpers/lockwait
 $(PLAIN_HELPERS): $(B)/t/helpers/%: t/helpers/%

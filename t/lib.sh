@@ -453,7 +453,7 @@ gone() {
 	done
 }
 
-# $(shell) against $(async-shell) on the same inputs (t0262, t0264, t0267, t0268): the
+# $(shell) against $(async-shell) on the same inputs (t4062, t4064, t4067, t4068): the
 # test makes the directories "sh" and "as"; variant_mk FILE writes stdin
 # into both, FN replaced by the function's name; both CMD... runs in each;
 # run_both ARGS runs make in each (outputs in sh.out/as.out, sh.err/as.err,
@@ -487,7 +487,7 @@ slow_mk() {
 
 # kbuild_fixture DIR NAME: a kernel module NAME (NAME.c, Kbuild) in DIR
 # and a fragment directory $TRASH/fragment whose asynccompile-kbuild.mk
-# loads the plugin under test (t0276, t0277).
+# loads the plugin under test (t5076, t5077).
 kbuild_fixture() {
 	mkdir -p "$1"
 	cat >"$1/$2.c" <<'EOF2'

@@ -6,7 +6,7 @@
 # exists) shows up under load long before it shows up in one CI run.
 #
 # TEST is a unit test (t/unit/NAME.t) or a shell test (t/tNNNN-*.sh).
-# Shell tests that drive the plugin through make (t02* and up) rotate
+# Shell tests that drive the plugin through make (t2* and up) rotate
 # through the start methods, one per run, so RUNS runs cover all three.
 #
 # Environment:
@@ -22,7 +22,7 @@ runs=$1; shift
 root=$(cd "$(dirname "$0")/.." && pwd)
 makes=${TEST_MAKES:-make}
 # a make that does not run would make every shell test fail for the
-# wrong reason, and the pool tests (t01*) pass without one
+# wrong reason, and the pool tests (t1*) pass without one
 for mk in $makes; do
 	"$mk" --version >/dev/null 2>&1 || { echo "stress.sh: $mk does not run" >&2; exit 2; }
 done
@@ -84,7 +84,7 @@ for mode in $modes; do
 				n=$((n + 1))
 				# one start method per run, for the tests that go through make
 				m=$(echo $methods | cut -d' ' -f$(( (n - 1) % 3 + 1 )))
-				case $name in t00*|t01*|*.t) m= ;; esac
+				case $name in t0*|t1*|*.t) m= ;; esac
 				log=$logs/$name.$mks.$mode.$n.log
 				rm -rf "$TMPDIR"
 				mkdir -p "$TMPDIR" || exit 2

@@ -1,6 +1,6 @@
 /*
  * pool-client - drive `asynccompile-worker --supervise N` over the framed
- * protocol, for the t01xx pool tests.
+ * protocol, for the t1xxx pool tests.
  * Over 600 lines: one small mode per pool test, sharing the client loop.
  *
  *   pool-client [options] WORKER_EXE N MODE [args]

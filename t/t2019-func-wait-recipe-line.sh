@@ -62,7 +62,7 @@ ok "status: both failures listed, in queue order" \
 		grep -q "f1 (status 3).* f2 (status 4)" || { cat err; exit 1; }'
 ok "status: the recipe stops at the wait" expect_no_grep not-reached out
 
-# 4. -k, -i and .DELETE_ON_ERROR: t0215, for every placement of the wait.
+# 4. -k, -i and .DELETE_ON_ERROR: t2015, for every placement of the wait.
 
 # Under .ONESHELL the recipe is one script: the failing wait ends it.
 write_mk Makefile <<'EOF2'

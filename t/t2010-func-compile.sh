@@ -1,7 +1,7 @@
 #!/bin/sh
 # test: per-start-method
 # async-compile: output replay, failures at parse time and in recipes,
-# echo, -s, -n (-k, -i and .DELETE_ON_ERROR: t0215).
+# echo, -s, -n (-k, -i and .DELETE_ON_ERROR: t2015).
 . "$(dirname "$0")/lib.sh"
 
 write_mk Makefile <<'EOF2'

@@ -5,7 +5,7 @@
 # memo or the cache; a command that reads another process's state
 # (kill -0) answers from that state now.  Each case runs the same
 # makefiles with $(shell) in ./sh and with $(async-shell) in ./as
-# (t0262's pattern) and compares the answers, and what the listener
+# (t4062's pattern) and compares the answers, and what the listener
 # (t/helpers/siglisten) of each directory was sent.
 . "$(dirname "$0")/lib.sh"
 

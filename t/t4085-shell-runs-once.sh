@@ -4,7 +4,7 @@
 # speculation, commands stopped by the timeout - and only a job whose
 # worker died in the middle of it runs again, once per retry.  A job whose
 # timeout had expired when its worker died is over: it is reported timed
-# out, not run again (t0280 once saw a timed-out job run twice in one make).
+# out, not run again (t4080 once saw a timed-out job run twice in one make).
 #
 # Every command appends its name to ./runs first thing, so each start of
 # it is one line there: a command that ran twice shows two lines.

@@ -247,7 +247,7 @@ ok "two makes at once: both right" sh -c 'grep -q "^answers: r1-5 r2-5 r3-5 r4-5
 N=5 run_make
 ok "after two makes at once: every entry whole (six hits)" hits_misses "6 0"
 
-# the worker shows and clears the cache (asynccompile -s and -C: t0760)
+# the worker shows and clears the cache (asynccompile -s and -C: t9060)
 "$ASYNC_COMPILE_WORKER_UT" --cache-stats "$TRASH/cache.yaml" >stats 2>&1
 ok "--cache-stats counts the entries" expect_grep '^cache  *entries=6 bytes=' stats
 "$ASYNC_COMPILE_WORKER_UT" --cache-clear "$TRASH/cache.yaml" >stats 2>&1

@@ -43,14 +43,14 @@ t_keyword() {
 ok 'shell keywords and builtins go to the shell' t_keyword
 
 t_noexec_direct() {
-	job 'no-such-command-t0100 arg' &&
+	job 'no-such-command-t1000 arg' &&
 	expect_res status=127 flags=SPAWN_FAILED &&
-	expect_grep "^err: asynccompile: cannot run 'no-such-command-t0100': No such file or directory\$" res
+	expect_grep "^err: asynccompile: cannot run 'no-such-command-t1000': No such file or directory\$" res
 }
 ok 'a missing program (direct exec) is status 127 with a reason' t_noexec_direct
 
 t_noexec_shell() {
-	job 'no-such-command-t0100 $HOME' && expect_res status=127 flags=none &&
+	job 'no-such-command-t1000 $HOME' && expect_res status=127 flags=none &&
 	expect_grep 'not found' res
 }
 ok 'a missing program through the shell is status 127 too' t_noexec_shell
@@ -90,8 +90,8 @@ t_cwd() {
 	mkdir -p sub/dir && printf '#!/bin/sh\necho here\n' >sub/dir/t && chmod +x sub/dir/t &&
 	job -C "$TRASH/sub/dir" pwd && expect_eq "$TRASH/sub/dir" "$(cat out)" pwd &&
 	job -C "$TRASH/sub" dir/t && expect_eq here "$(cat out)" 'relative program' &&
-	job -C /nonexistent/t0100 pwd && expect_res status=127 flags=SPAWN_FAILED &&
-	expect_grep "cannot change to directory '/nonexistent/t0100'" res
+	job -C /nonexistent/t1000 pwd && expect_res status=127 flags=SPAWN_FAILED &&
+	expect_grep "cannot change to directory '/nonexistent/t1000'" res
 }
 ok 'the job runs in its cwd; a missing cwd is reported' t_cwd
 

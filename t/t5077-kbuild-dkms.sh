@@ -19,7 +19,7 @@ done
 [ -n "$HEADERS" ] || skip_all "no /usr/src/linux-headers-*-amd64 (apt-get install linux-headers-amd64)"
 KVER=${HEADERS#/usr/src/linux-headers-}
 
-NAME=asyncc-t0277-$$
+NAME=asyncc-t5077-$$
 VER=1.0
 SRC=$TRASH/src/$NAME-$VER
 kbuild_fixture "$SRC" "$NAME"

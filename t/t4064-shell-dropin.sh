@@ -3,7 +3,7 @@
 # $(async-shell), first run, memo, speculation and cache alike (issue 29,
 # items 1, 8, 9 and 11).  Each case runs the same makefile once with
 # $(shell) in a directory of its own ("sh") and once with $(async-shell)
-# ("as"), as t0262 does, and compares.
+# ("as"), as t4062 does, and compares.
 . "$(dirname "$0")/lib.sh"
 
 mkdir sh as

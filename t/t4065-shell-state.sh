@@ -1,7 +1,7 @@
 #!/bin/sh
 # Process state, clocks, pids and randomness (issue 29, items 2 and 7):
 # async-shell gives $(shell)'s answer or does not reuse one.  As in
-# t0262, the same makefiles run in two directories, "sh" with $(shell)
+# t4062, the same makefiles run in two directories, "sh" with $(shell)
 # and "as" with $(async-shell) (memo, speculation and the cache), and
 # their answers are compared.  The make of each run starts from the
 # state the case sets (a wrapper script in place of the make under test).

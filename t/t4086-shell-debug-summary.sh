@@ -47,7 +47,7 @@ ok "without ASYNC_COMPILE_DEBUG: nothing is said" \
 	sh -c '[ "$0" -eq 0 ] && ! grep -q asynccompile err' "$make_status"
 
 # the cache answers: counted apart from speculation (inputs read once
-# since written, as t0280's compilers, so the answers are kept; the
+# since written, as t4080's compilers, so the answers are kept; the
 # command sees ASYNC_COMPILE_DEBUG, so both runs have the same)
 write_config "cache: true"
 cat a.txt b.txt c.txt >/dev/null

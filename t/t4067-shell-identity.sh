@@ -4,7 +4,7 @@
 # change the identity cannot show must keep it from being reused.  Each
 # case runs the same makefiles with $(shell) (directory sh) and with
 # $(async-shell) (directory as, through the memo, speculation or the
-# cache) and compares, as t0262 does.
+# cache) and compares, as t4062 does.
 #  - a file system with whole-second timestamps (ext4 made with -I 128,
 #    loop-mounted: root only): a same-size rewrite, or a rename in a
 #    listed directory, in the same second as the read;
@@ -139,7 +139,7 @@ ok_one_second "1-second fs, memo: a rename in a listed directory in the second o
 # speculation: a first make rewrites f and reads it; the next make
 # speculates the read at load, rewrites f (same size) and asks, all in
 # one second (the sleep lets the speculated read come first, as in
-# t0262, in the second make only; the answers do not depend on it)
+# t4062, in the second make only; the answers do not depend on it)
 case_mk <<'EOF2'
 $(shell if [ -e slow ]; then sleep 0.2; fi; cat next >f)
 X := $(FN cat f)

@@ -114,7 +114,7 @@ one_case() {
 		[ "$d" = as ] && ok "$what: a token guard watches the sub-make" guarded
 		kill -s "$sig" "$sub"
 		wait_until dead "$sub"
-		# $(shell)'s command outlives a sub-make killed alone (t0263)
+		# $(shell)'s command outlives a sub-make killed alone (t4063)
 		[ "$d" = sh ] && exec 9<&-
 		ok "$what: the sub-make's commands end" wait_until lockwaits 0
 		ok "$what: nothing of the sub-make's is left" wait_until kids_gone

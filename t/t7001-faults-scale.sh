@@ -1,7 +1,7 @@
 #!/bin/sh
 # Scale, through make: a job's output far past max_output, and 10,000
 # jobs queued at once.  Nothing here depends on how the pool's processes
-# start, so unlike t0500 this runs once per make.
+# start, so unlike t7000 this runs once per make.
 . "$(dirname "$0")/lib.sh"
 
 # 50 MB of output under max_output: capped, bounded memory, no deadlock.

@@ -61,7 +61,7 @@ for style in pipe fifo; do
 		sh -c '[ "$0" -eq 0 ] && tail -n1 out | grep -qx "tokens:abc" || { cat out err; exit 1; }' "$rc"
 done
 
-# Recipes queuing build steps under -j3 are in t0225 (the pool grows to 3).
+# Recipes queuing build steps under -j3 are in t3025 (the pool grows to 3).
 
 # MAKE-FACTS' deadlock: two children hold make's slots; a third recipe
 # waits inside a function while make cannot reap them.
