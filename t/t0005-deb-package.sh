@@ -73,7 +73,8 @@ ok "nothing under /usr/local" expect_no_grep '^/usr/local' listed
 mkdir proj
 printf 'int part(void);\nint main(void) { return part() == 42 ? 0 : 1; }\n' >proj/main.c
 printf 'int part(void) { return 42; }\n' >proj/part.c
-sed -n '/^    ASYNCCOMPILE := /,/^    include /s/^    //p' "$TEST_ROOT/README" >proj/Makefile
+sed -n '/^    ASYNC_COMPILE_PREFIX := /,/^    include /s/^    //p' "$TEST_ROOT/README" >proj/Makefile
+ok "README's four adoption lines are found" expect_eq 4 "$(wc -l <proj/Makefile)" "lines"
 cat >>proj/Makefile <<'MK'
 $(call async-cc-option,-fstack-protector-strong)
 $(async-probes-wait)
