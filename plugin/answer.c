@@ -98,9 +98,14 @@ const char *answer_tracer(void)
 int answer_holds(const struct buf *rs, uint64_t env, const char *what)
 {
 	struct buf why = BUF_INIT;
-	int ok = rs->len && readset_check_in(rs->data, rs->len, env, answer_table(), &why) == RS_PURE;
+	int ok = 0;
 
-	answer_table_done();
+	if (!rs->len) {
+		buf_addstr(&why, "the run it came from could not vouch for it (not pure)");
+	} else {
+		ok = readset_check_in(rs->data, rs->len, env, answer_table(), &why) == RS_PURE;
+		answer_table_done();
+	}
 
 	if (!ok)
 		log_debug(what, &why);
