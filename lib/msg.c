@@ -245,6 +245,18 @@ int msg_get_job(const void *p, size_t n, struct job_msg *m, struct buf *err)
 	return 0;
 }
 
+int64_t msg_job_timeout(const void *p, size_t n)
+{
+	struct job_msg m;
+	int64_t t;
+
+	if (msg_get_job(p, n, &m, NULL) < 0)
+		return 0;
+	t = m.timeout_ms;
+	msg_job_release(&m);
+	return t;
+}
+
 void msg_job_release(struct job_msg *m)
 {
 	free(m->shell);

@@ -187,6 +187,8 @@ int msg_get_workers(const void *p, size_t n, uint32_t *workers, struct buf *err)
 int msg_restamp_result(void *p, size_t n, int32_t worker, uint32_t attempts,
 		       uint32_t running, struct buf *err);
 void msg_job_release(struct job_msg *m);
+/* The timeout in ms (0: none) of an encoded JOB; 0 if it is malformed. */
+int64_t msg_job_timeout(const void *p, size_t n);
 void msg_result_release(struct result_msg *m);
 /*
  * The one RESULT of a job that did not run to its end: `m` (unused, or

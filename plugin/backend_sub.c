@@ -112,19 +112,6 @@ static void sub_fail_all(struct sub *s, const char *why)
 	s->nfl = 0;
 }
 
-/* Its timeout in ms (0: none), read back from its JOB payload. */
-static int64_t sub_job_timeout(const struct inflight *f)
-{
-	struct job_msg m;
-	int64_t timeout;
-
-	if (msg_get_job(f->job.data, f->job.len, &m, NULL) < 0)
-		return 0;
-	timeout = m.timeout_ms;
-	msg_job_release(&m);
-	return timeout;
-}
-
 /*
  * What becomes of an in-flight job of a supervisor that died: pool_fate()
  * decides, as the pool does for a worker's death.  It ran for as long as
@@ -134,7 +121,7 @@ static int64_t sub_job_timeout(const struct inflight *f)
  */
 static int sub_job_lost(struct sub *s, struct inflight *f)
 {
-	int64_t timeout = sub_job_timeout(f), ran_ms = 0;
+	int64_t timeout = msg_job_timeout(f->job.data, f->job.len), ran_ms = 0;
 	struct result_msg r;
 
 	if (f->started_ns) {

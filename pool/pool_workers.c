@@ -131,19 +131,6 @@ static void pool_start(struct pool *p, struct pworker *w)
 	buf_release(&b);
 }
 
-/* The job's timeout in ms (0: none), read back from its JOB payload. */
-static int64_t pool_job_timeout(const struct pjob *j)
-{
-	struct job_msg m;
-	int64_t t;
-
-	if (msg_get_job(j->payload, j->len, &m, NULL) < 0)
-		return 0;
-	t = m.timeout_ms;
-	msg_job_release(&m);
-	return t;
-}
-
 enum pool_fate pool_fate(int cancelled, int64_t timeout_ms, int64_t ran_ms, uint32_t attempts,
 			 uint32_t retries)
 {
@@ -157,7 +144,7 @@ enum pool_fate pool_fate(int cancelled, int64_t timeout_ms, int64_t ran_ms, uint
 static void pool_job_lost(struct pool *p, struct pworker *w, struct pjob *j)
 {
 	uint32_t runs = j->retries + 1;
-	int64_t timeout = j->cancelled ? 0 : pool_job_timeout(j);
+	int64_t timeout = j->cancelled ? 0 : msg_job_timeout(j->payload, j->len);
 
 	switch (pool_fate(j->cancelled, timeout, pool_now_ms() - j->dispatched_ms, j->attempts,
 			  j->retries)) {
