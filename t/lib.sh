@@ -368,6 +368,14 @@ settle() {
 	sleep 0.05
 }
 
+# kill_my_supervisor: SIGKILL this test's pool supervisor (the one
+# working in this test's directory), none of another test's.
+kill_my_supervisor() {
+	for p in $(pgrep -f "asynccompile-worker --supervise"); do
+		[ "$(readlink "/proc/$p/cwd")" = "$TRASH" ] && kill -KILL "$p"
+	done
+}
+
 # write_mk FILE: the test makefile from stdin, with @PLUGIN@ replaced by
 # the plugin under test.
 write_mk() {

@@ -50,12 +50,6 @@ $(info results=$(foreach i,1 2 3 4 5 6,$(j$i.status)$(j$i.out)))
 all: ; @:
 EOF2
 	rm -f started.* killed
-	# only this test's supervisor: the one working in this directory
-	kill_my_supervisor() {
-		for p in $(pgrep -f "asynccompile-worker --supervise"); do
-			[ "$(readlink "/proc/$p/cwd")" = "$TRASH" ] && kill -KILL "$p"
-		done
-	}
 	( wait_until test -e started.1 && kill_my_supervisor; touch killed ) &
 	killer=$!
 	run_make -j2

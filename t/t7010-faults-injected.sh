@@ -87,11 +87,6 @@ load @PLUGIN@
 all: ; @:
 EOF2
 	rm -f fault-started.long killed ran.long
-	kill_my_supervisor() {
-		for p in $(pgrep -f "asynccompile-worker --supervise"); do
-			[ "$(readlink "/proc/$p/cwd")" = "$TRASH" ] && kill -KILL "$p"
-		done
-	}
 	( wait_until test -e fault-started.long && kill_my_supervisor; touch killed ) &
 	killer=$!
 	ASYNC_COMPILE_FAULTS="note:long" run_make
