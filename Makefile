@@ -138,7 +138,12 @@ TRACER_SRC = $(wildcard trace/*.c)
 # The generic hooks (trace/classes.c), one line per opaque or impure
 # function of trace/libc.classes: TR_CLASS(name, class, version or NULL).
 TRACE_CLASSES_H = build/trace-classes.h
-TRACER_DEPS = $(TRACER_SRC) $(wildcard trace/*.h) lib/tracelog.h $(TRACE_CLASSES_H) $(FLAGS_STAMP)
+# The real-function slots (trace/trace.h, defined once in emit.c), one
+# line per model function of trace/libc.classes and per @real line:
+# TR_SLOT(name).
+TRACE_SLOTS_H = build/trace-slots.h
+TRACER_DEPS = $(TRACER_SRC) $(wildcard trace/*.h) lib/tracelog.h $(TRACE_CLASSES_H) \
+	$(TRACE_SLOTS_H) $(FLAGS_STAMP)
 $(TRACER): $(TRACER_DEPS)
 	$(CC) $(TRACER_CFLAGS) -shared -o $@ $(TRACER_SRC) $(LDFLAGS) -ldl
 
@@ -149,6 +154,15 @@ $(TRACE_CLASSES_H): trace/libc.classes
 	$$2 == "opaque" || $$2 == "impure" { \
 		printf "TR_CLASS(%s, TR_%s, %s)\n", $$1, toupper($$2), \
 			$$3 ~ /^@/ ? "\"" substr($$3, 2) "\"" : "NULL" }' $< > $@.tmp
+	mv $@.tmp $@
+
+$(TRACE_SLOTS_H): trace/libc.classes
+	@mkdir -p $(dir $@)
+	awk '{ sub(/#.*/, "") } \
+	$$2 == "model" && $$3 ~ /^@/ { printf "#error \"%s: a model hook binds the default version\"\n", $$1 } \
+	$$2 == "model" { print "TR_SLOT(" $$1 ")" } \
+	$$1 == "@real" { real = real "TR_SLOT(" $$2 ")\n" } \
+	END { printf "%s", real }' $< > $@.tmp
 	mv $@.tmp $@
 
 # The tracer as it behaves on a C library its list was not made for (test-trace).

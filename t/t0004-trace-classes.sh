@@ -3,7 +3,9 @@
 # library exports is classified, nothing classified is missing from it,
 # and the tracer exports a hook for exactly the functions classified
 # model, opaque or impure (doc/design.md, "The answer model": a call
-# nobody classified must not pass as harmless).
+# nobody classified must not pass as harmless).  The list is also the
+# tracer's one list of real-function slots (trace/trace.h), and the
+# model lines are what doc/design.md's "The modelled calls" names.
 . "$(dirname "$0")/lib.sh"
 
 command -v nm >/dev/null 2>&1 || skip_all "nm not installed (binutils)"
@@ -17,6 +19,9 @@ sed 's/#.*//' "$classes" | awk 'NF >= 2 && $1 !~ /^@/' | sort >classes
 awk '{ print $1 }' classes >classified
 awk '$2 == "model" || $2 == "opaque" || $2 == "impure" { print $1 }' classes | sort >hooked
 awk '$2 == "opaque" || $2 == "impure" { print $1 }' classes | sort >generic
+awk '$2 == "model" { print $1 }' classes | sort >model
+# @real NAME: a slot for a function the tracer calls but does not hook
+sed 's/#.*//' "$classes" | awk '$1 == "@real" { print $2 }' | sort >real
 # the C library's functions (T, W, i; objects are not functions): NAME@VER
 # and NAME@@VER lines, and the names that have a default (@@) version
 nm -D --defined-only "$libc" | awk '$2 ~ /^[TWi]$/ { print $3 }' | sort -u >libc.versions
@@ -81,11 +86,58 @@ check_unclassified_hooks() {
 }
 ok "the tracer hooks nothing the list does not classify as hooked" check_unclassified_hooks
 
-check_model_hooks() {
-	comm -23 hooked tracer.names >missing
-	empty missing "classified model, opaque or impure but not hooked by $ASYNC_COMPILE_TRACER"
+check_model_bodies() {
+	comm -23 model tracer.names >missing
+	empty missing "classified model, but $ASYNC_COMPILE_TRACER exports no hook body for it"
 }
-ok "the tracer hooks every function classified model, opaque or impure" check_model_hooks
+ok "every function classified model has a hook body in the tracer" check_model_bodies
+
+# The slots: one per model line and @real line, each defined once (the
+# symbol table of the tracer as built, not stripped: a slot a file
+# declared for itself would be a second tr_real_NAME).
+check_slots() {
+	nm "$ASYNC_COMPILE_TRACER" >symtab || return 1
+	if ! grep -q ' tr_real_resolve$' symtab; then
+		echo "$ASYNC_COMPILE_TRACER has no symbol table (stripped?)"; return 1
+	fi
+	awk '$2 ~ /^[dDbB]$/ && $3 ~ /^tr_real_/ { n = $3; sub(/^tr_real_/, "", n); sub(/\.[0-9]+$/, "", n); print n }' \
+		symtab | sort >slots
+	uniq -d slots >dups
+	empty dups "real-function slots defined more than once" || return 1
+	sort -u model real | comm -3 - slots >diff
+	empty diff "slots (right column) against the model and @real lines (left)"
+}
+ok "the tracer's real-function slots are the list's model and @real lines, once each" check_slots
+
+# An @real line is for a function the tracer does not hook (a hooked one
+# has its slot from its model line) and that its code calls.
+check_real_lines() {
+	sort -u real | comm -12 - hooked >bad
+	sort -u real | comm -23 - classified >>bad
+	awk '$2 == "self" { print $1 }' classes | sort | comm -13 - real >notself
+	cat "$TEST_ROOT"/trace/*.c | grep -o 'TR_CALL([A-Za-z_0-9]*)' |
+		sed 's/TR_CALL(\(.*\))/\1/' | sort -u | comm -13 - real >unused
+	empty bad "@real names a hooked or unclassified function" &&
+		empty notself "@real names a function not classified self" &&
+		empty unused "@real names a function no TR_CALL in trace/ calls"
+}
+ok "every @real line names a self function the tracer calls" check_real_lines
+
+# doc/design.md, "The modelled calls": every model function, in
+# backquotes, and no other name.
+check_model_page() {
+	awk '/^### The modelled calls/ { on = 1; next } on && /^##/ { exit } on' \
+		"$TEST_ROOT/doc/design.md" >page
+	if ! [ -s page ]; then
+		echo "doc/design.md has no section \"The modelled calls\""; return 1
+	fi
+	grep -o '`[^`]*`' page | tr -d '`' | sort -u >named
+	comm -23 model named >unnamed
+	comm -13 model named >extra
+	empty unnamed "classified model, not named in doc/design.md's \"The modelled calls\"" &&
+		empty extra "named in doc/design.md's \"The modelled calls\", not classified model"
+}
+ok "doc/design.md names every model function, and only those" check_model_page
 
 # The tracer's own code must not call a generic hook: it would re-enter
 # the tracer under its guard, and every run would be opaque.

@@ -50,9 +50,10 @@ void *tr_real_resolve(struct tr_real *r)
 	return p;
 }
 
-TR_REAL(readlink);
-TR_REAL(fstatat);
-TR_REAL(fcntl);
+/* every slot, once (trace.h: the list is trace/libc.classes) */
+#define TR_SLOT(fn) struct tr_real tr_real_##fn = { 0, #fn };
+#include "build/trace-slots.h"
+#undef TR_SLOT
 
 void tr_real_warm(void)
 {
@@ -277,9 +278,6 @@ void tr_emit_tls_restore(const void *from)
 static struct tl_shm *tr_shm;
 static unsigned char *tr_shm_data;
 static uint64_t tr_shm_cap;
-
-TR_REAL(mmap);
-TR_REAL(munmap);
 
 void tr_log_map(int fd, const struct stat *st)
 {

@@ -31,18 +31,6 @@
 
 extern char **environ;
 
-TR_REAL(execve);
-TR_REAL(execveat);
-TR_REAL(fexecve);
-TR_REAL(execvpe);
-TR_REAL(openat);
-TR_REAL(close);
-TR_REAL(fork);
-TR_REAL(_Fork);
-TR_REAL(forkpty);
-TR_REAL(daemon);
-TR_REAL(clone);
-
 /* ---- can the tracer follow a program? ---- */
 
 static int tr_check_file(int dirfd, const char *path, int depth);
@@ -454,8 +442,6 @@ pid_t tr_vfork_traced(void)
 		tr_child(parent);
 	return r;
 }
-
-TR_REAL(vfork);
 
 void *tr_vfork_real(void)
 {

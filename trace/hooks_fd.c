@@ -28,16 +28,6 @@
 
 #include "trace/trace.h"
 
-TR_REAL(close);
-TR_REAL(dup2);
-TR_REAL(dup3);
-TR_REAL(close_range);
-TR_REAL(closefrom);
-TR_REAL(fcntl);
-TR_REAL(fcntl64);
-TR_REAL(ioctl);
-TR_REAL(syscall);
-
 /* Is fd the log of a traced process? */
 static inline int tr_is_log(long fd)
 {

@@ -23,16 +23,6 @@
 #undef ngettext
 #undef dngettext
 
-TR_REAL(bindtextdomain);
-TR_REAL(textdomain);
-TR_REAL(gettext);
-TR_REAL(dgettext);
-TR_REAL(dcgettext);
-TR_REAL(__dcgettext);
-TR_REAL(ngettext);
-TR_REAL(dngettext);
-TR_REAL(dcngettext);
-
 #define TR_MESSAGES_DIR "/usr/share/locale"
 
 /* ---- a cache of what was modelled ---- */
@@ -251,25 +241,9 @@ TR_HOOK char *dcngettext(const char *domain, const char *msgid, const char *plur
 
 /* ---- the time zone ---- */
 
-TR_REAL(tzset);
-TR_REAL(localtime);
-TR_REAL(localtime_r);
-TR_REAL(gmtime);
-TR_REAL(gmtime_r);
-TR_REAL(mktime);
-TR_REAL(timelocal);
-TR_REAL(timegm);
-TR_REAL(ctime);
-TR_REAL(ctime_r);
-TR_REAL(strftime);
-TR_REAL(strftime_l);
 /* glibc's own names, which its headers do not declare */
 size_t __strftime_l(char *s, size_t max, const char *fmt, const struct tm *tm, locale_t l);
 size_t __wcsftime_l(wchar_t *s, size_t max, const wchar_t *fmt, const struct tm *tm, locale_t l);
-TR_REAL(__strftime_l);
-TR_REAL(wcsftime);
-TR_REAL(wcsftime_l);
-TR_REAL(__wcsftime_l);
 
 static void tr_tz(void)
 {

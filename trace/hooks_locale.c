@@ -47,13 +47,8 @@
 
 #include "trace/trace.h"
 
-TR_REAL(setlocale);
-TR_REAL(newlocale);
 /* glibc's own name, which its headers do not declare */
 locale_t __newlocale(int mask, const char *name, locale_t base);
-TR_REAL(__newlocale);
-TR_REAL(openat);
-TR_REAL(close);
 
 #define TR_LOCALE_DIR "/usr/lib/locale"
 #define TR_GCONV_DIR "/usr/lib/x86_64-linux-gnu/gconv"

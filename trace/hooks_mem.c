@@ -24,11 +24,6 @@
 
 #include "trace/trace.h"
 
-TR_REAL(mmap);
-TR_REAL(mmap64);
-TR_REAL(mprotect);
-TR_REAL(pkey_mprotect);
-
 /* Does this mapping need a word?  1: executable, 2: a file shared writably. */
 static int tr_map_kind(int prot, int flags, int fd)
 {

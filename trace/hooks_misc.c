@@ -74,7 +74,6 @@
 /* ---- calls the tracer does not follow ---- */
 
 #define TR_OPAQUE_FN(ret, name, params, args)                                              \
-	TR_REAL(name);                                                                     \
 	TR_HOOK ret name params                                                            \
 	{                                                                                  \
 		if (tr_active())                                                           \
@@ -89,7 +88,6 @@
  * every coreutils program, on most machines in vain).
  */
 #define TR_STATFS_FN(name, buftype)                                                        \
-	TR_REAL(name);                                                                     \
 	TR_HOOK int name(const char *p, buftype *b)                                        \
 	{                                                                                  \
 		int r = TR_CALL(name)(p, b), e = errno;                                    \
@@ -109,7 +107,6 @@ TR_STATFS_FN(statvfs64, struct statvfs64)
 TR_OPAQUE_FN(ssize_t, process_vm_readv, (pid_t p, const struct iovec *l, unsigned long ln,
 					 const struct iovec *r, unsigned long rn, unsigned long f),
 	     (p, l, ln, r, rn, f))
-TR_REAL(socket);
 TR_HOOK int socket(int domain, int type, int protocol)
 {
 	if (domain != AF_UNIX && tr_active())
@@ -117,7 +114,6 @@ TR_HOOK int socket(int domain, int type, int protocol)
 	return TR_CALL(socket)(domain, type, protocol);
 }
 
-TR_REAL(sendto);
 TR_HOOK ssize_t sendto(int fd, const void *buf, size_t len, int flags,
 		       const struct sockaddr *dest, socklen_t destlen)
 {
@@ -126,7 +122,6 @@ TR_HOOK ssize_t sendto(int fd, const void *buf, size_t len, int flags,
 	return TR_CALL(sendto)(fd, buf, len, flags, dest, destlen);
 }
 
-TR_REAL(sendmsg);
 TR_HOOK ssize_t sendmsg(int fd, const struct msghdr *msg, int flags)
 {
 	if (msg && msg->msg_name && tr_active())
@@ -134,7 +129,6 @@ TR_HOOK ssize_t sendmsg(int fd, const struct msghdr *msg, int flags)
 	return TR_CALL(sendmsg)(fd, msg, flags);
 }
 
-TR_REAL(sendmmsg);
 TR_HOOK int sendmmsg(int fd, struct mmsghdr *vec, unsigned int n, int flags)
 {
 	for (unsigned i = 0; vec && i < n; i++)
@@ -146,8 +140,6 @@ TR_HOOK int sendmmsg(int fd, struct mmsghdr *vec, unsigned int n, int flags)
 }
 
 /* ---- dlopen ---- */
-
-TR_REAL(dlopen);
 
 void *tr_dlopen_pre(const char *file, int mode) __attribute__((visibility("hidden"), used));
 void *tr_dlopen_pre(const char *file, int mode)
@@ -201,13 +193,6 @@ __asm__(".text\n"
 	".size dlopen, .-dlopen\n");
 
 /* ---- values ---- */
-
-TR_REAL(uname);
-TR_REAL(gethostname);
-TR_REAL(sysconf);
-TR_REAL(get_nprocs);
-TR_REAL(get_nprocs_conf);
-TR_REAL(sched_getaffinity);
 
 static void tr_value(const char *name, const char *a, const char *b, const char *c, const char *d)
 {
@@ -308,8 +293,6 @@ TR_HOOK int sched_getaffinity(pid_t pid, size_t size, cpu_set_t *mask)
  * names) is told the parent the runner names, make's pid.  /proc/self/
  * stat and status name the real one, and stay inputs without identity.
  */
-TR_REAL(getppid);
-
 TR_HOOK pid_t getppid(void)
 {
 	pid_t p = TR_CALL(getppid)();
@@ -321,14 +304,6 @@ TR_HOOK pid_t getppid(void)
 }
 
 /* ---- clocks and randomness ---- */
-
-TR_REAL(time);
-TR_REAL(gettimeofday);
-TR_REAL(clock_gettime);
-TR_REAL(timespec_get);
-TR_REAL(times);
-TR_REAL(getrandom);
-TR_REAL(getentropy);
 
 /* the pid that wrote its CLOCK, its RANDOM (a fork child is another process) */
 static int tr_clock_pid, tr_random_pid;
@@ -412,7 +387,6 @@ TR_HOOK int timespec_get(struct timespec *ts, int base)
 /* the legacy real-time clock (its header, sys/timeb.h, is deprecated) */
 struct timeb;
 int ftime(struct timeb *tp);
-TR_REAL(ftime);
 TR_HOOK int ftime(struct timeb *tp)
 {
 	TR_CLOCK_READ();
@@ -440,9 +414,6 @@ TR_HOOK int getentropy(void *buf, size_t len)
 
 /* glibc has them from 2.36; an older one's program cannot call them */
 #if __GLIBC_PREREQ(2, 36)
-TR_REAL(arc4random);
-TR_REAL(arc4random_buf);
-TR_REAL(arc4random_uniform);
 
 TR_HOOK uint32_t arc4random(void)
 {

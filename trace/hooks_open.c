@@ -25,36 +25,6 @@
 
 #include "trace/trace.h"
 
-TR_REAL(open);
-TR_REAL(open64);
-TR_REAL(openat);
-TR_REAL(openat64);
-TR_REAL(__open_2);
-TR_REAL(__open64_2);
-TR_REAL(__openat_2);
-TR_REAL(__openat64_2);
-TR_REAL(creat);
-TR_REAL(creat64);
-TR_REAL(fopen);
-TR_REAL(fopen64);
-TR_REAL(freopen);
-TR_REAL(freopen64);
-TR_REAL(tmpfile);
-TR_REAL(tmpfile64);
-TR_REAL(mkstemp);
-TR_REAL(mkstemp64);
-TR_REAL(mkostemp);
-TR_REAL(mkostemp64);
-TR_REAL(mkstemps);
-TR_REAL(mkstemps64);
-TR_REAL(mkostemps);
-TR_REAL(mkostemps64);
-TR_REAL(mkdtemp);
-TR_REAL(tmpnam);
-TR_REAL(tmpnam_r);
-TR_REAL(tempnam);
-TR_REAL(readlink);
-
 #define TR_NEEDS_MODE(f) (((f) & O_CREAT) || ((f) & O_TMPFILE) == O_TMPFILE)
 
 struct tr_open {

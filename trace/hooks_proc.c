@@ -201,7 +201,6 @@ static int tr_proc_say(int class, const char *name, long pid)
  * fail with errno EPERM, as the kernel refuses an unprivileged caller.
  */
 #define TR_PROC_FN(ret, fail, name, params, args, class, pid)                              \
-	TR_REAL(name);                                                                     \
 	TR_HOOK ret name params                                                            \
 	{                                                                                  \
 		if (tr_active() && tr_proc_say((class), #name, (pid))) {                   \
@@ -287,7 +286,6 @@ TR_ACTS_FN(ssize_t, process_madvise, (int fd, const struct iovec *v, size_t n, i
 TR_ACTS_FN(int, process_mrelease, (int fd, unsigned int flags), (fd, flags))
 #endif
 
-TR_REAL(ptrace);
 TR_HOOK long ptrace(enum __ptrace_request req, ...)
 {
 	va_list ap;
@@ -361,7 +359,6 @@ union tr_semun {
 	unsigned short *array;
 };
 
-TR_REAL(semctl);
 TR_HOOK int semctl(int id, int num, int cmd, ...)
 {
 	union tr_semun arg = { 0 };
@@ -443,9 +440,6 @@ TR_READS_FN(int, -1, unshare, (int flags), (flags))
 
 /* ---- the system log ---- */
 
-TR_REAL(vsyslog);
-TR_REAL(__vsyslog_chk);
-
 TR_HOOK void vsyslog(int pri, const char *fmt, va_list ap)
 {
 	if (!tr_active() || !tr_proc_say(TR_ACTS, "syslog", TR_NO_PID))
@@ -482,7 +476,6 @@ TR_PROC_FN(struct utmp *, NULL, pututline, (const struct utmp *u), (u), TR_ACTS,
 TR_PROC_FN(struct utmpx *, NULL, pututxline, (const struct utmpx *u), (u), TR_ACTS, TR_NO_PID)
 
 #define TR_ACTS_VOID_FN(name, params, args)                                                \
-	TR_REAL(name);                                                                     \
 	TR_HOOK void name params                                                           \
 	{                                                                                  \
 		if (!tr_active() || !tr_proc_say(TR_ACTS, #name, TR_NO_PID))               \

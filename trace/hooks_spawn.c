@@ -36,22 +36,6 @@
 
 extern char **environ;
 
-TR_REAL(posix_spawn);
-TR_REAL(posix_spawnp);
-TR_REAL(posix_spawn_file_actions_init);
-TR_REAL(posix_spawn_file_actions_destroy);
-TR_REAL(posix_spawn_file_actions_addopen);
-TR_REAL(posix_spawn_file_actions_addchdir_np);
-TR_REAL(posix_spawn_file_actions_addfchdir_np);
-TR_REAL(posix_spawn_file_actions_adddup2);
-TR_REAL(posix_spawn_file_actions_addclose);
-TR_REAL(faccessat);
-TR_REAL(system);
-TR_REAL(popen);
-TR_REAL(pclose);
-TR_REAL(fcntl);
-TR_REAL(close);
-
 /* ---- file actions the tracer cannot follow ---- */
 
 #define TR_FA_MAX 64

@@ -25,52 +25,6 @@
 
 _Static_assert(sizeof(struct stat) == sizeof(struct stat64), "stat64 is stat on x86_64");
 
-TR_REAL(stat);
-TR_REAL(stat64);
-TR_REAL(lstat);
-TR_REAL(lstat64);
-TR_REAL(fstatat);
-TR_REAL(fstatat64);
-TR_REAL(__xstat);
-TR_REAL(__xstat64);
-TR_REAL(__lxstat);
-TR_REAL(__lxstat64);
-TR_REAL(__fxstatat);
-TR_REAL(__fxstatat64);
-TR_REAL(statx);
-TR_REAL(access);
-TR_REAL(faccessat);
-TR_REAL(euidaccess);
-TR_REAL(eaccess);
-TR_REAL(readlink);
-TR_REAL(readlinkat);
-TR_REAL(__readlink_chk);
-TR_REAL(__readlinkat_chk);
-TR_REAL(realpath);
-TR_REAL(__realpath_chk);
-TR_REAL(canonicalize_file_name);
-TR_REAL(chdir);
-TR_REAL(getxattr);
-TR_REAL(lgetxattr);
-TR_REAL(listxattr);
-TR_REAL(llistxattr);
-TR_REAL(pathconf);
-TR_REAL(opendir);
-TR_REAL(fdopendir);
-TR_REAL(scandir);
-TR_REAL(scandir64);
-TR_REAL(scandirat);
-TR_REAL(scandirat64);
-TR_REAL(getdents64);
-TR_REAL(glob);
-TR_REAL(glob64);
-TR_REAL(nftw);
-TR_REAL(nftw64);
-TR_REAL(ftw);
-TR_REAL(ftw64);
-TR_REAL(fts_open);
-TR_REAL(fts64_open);
-
 /* After a lookup: ok, the identity it returned (NULL: none returned). */
 static void tr_after_flags(int type, int flags, int dirfd, const char *path, int ok,
 			   const void *st)

@@ -25,44 +25,6 @@
 
 #include "trace/trace.h"
 
-TR_REAL(rename);
-TR_REAL(renameat);
-TR_REAL(renameat2);
-TR_REAL(unlink);
-TR_REAL(unlinkat);
-TR_REAL(rmdir);
-TR_REAL(remove);
-TR_REAL(mkdir);
-TR_REAL(mkdirat);
-TR_REAL(link);
-TR_REAL(linkat);
-TR_REAL(symlink);
-TR_REAL(symlinkat);
-TR_REAL(truncate);
-TR_REAL(truncate64);
-TR_REAL(chmod);
-TR_REAL(fchmodat);
-TR_REAL(lchmod);
-TR_REAL(chown);
-TR_REAL(lchown);
-TR_REAL(fchownat);
-TR_REAL(utime);
-TR_REAL(utimes);
-TR_REAL(lutimes);
-TR_REAL(utimensat);
-TR_REAL(futimesat);
-TR_REAL(mknod);
-TR_REAL(mknodat);
-TR_REAL(__xmknod);
-TR_REAL(__xmknodat);
-TR_REAL(mkfifo);
-TR_REAL(mkfifoat);
-TR_REAL(setxattr);
-TR_REAL(lsetxattr);
-TR_REAL(removexattr);
-TR_REAL(lremovexattr);
-TR_REAL(bind);
-
 static void tr_change_before(int dirfd, const char *path)
 {
 	struct tr_guard g;

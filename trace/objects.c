@@ -43,9 +43,6 @@ struct tr_dirs {
 	int n;
 };
 
-TR_REAL(openat);
-TR_REAL(close);
-
 static const char *tr_exe_path;
 static unsigned long long tr_adds_seen;
 /* /etc/ld.so.cache as this process's loader saw it (NULL: none) */

@@ -118,13 +118,6 @@
 
 #include "trace/trace.h"
 
-TR_REAL(readlink);
-TR_REAL(exit);
-TR_REAL(_exit);
-TR_REAL(_Exit);
-TR_REAL(__libc_start_main);
-TR_REAL(getppid);
-
 static pthread_once_t tr_init_control = PTHREAD_ONCE_INIT;
 static int tr_bye_done;
 /* what the process is exiting with; -1 until it is known */

@@ -41,13 +41,23 @@
  * dlsym each in every process).  The few the tracer's own bookkeeping
  * and the ways out need are resolved by the constructor, so that a fork
  * child or an exit path is not the first to call dlsym.
+ *
+ * The slots come from one list, trace/libc.classes: a slot for every
+ * function classified model (its hand hook's), and one for every @real
+ * line (a function the tracer calls but does not hook).  The Makefile
+ * writes them to build/trace-slots.h as TR_SLOT(name) lines; they are
+ * declared here and defined once, in emit.c.  So TR_CALL(fn) of a
+ * function the list does not name does not compile: classify it first.
  */
 struct tr_real {
 	void *fn;
 	const char *name;
 };
 
-#define TR_REAL(fn) static struct tr_real tr_real_##fn = { 0, #fn }
+#define TR_SLOT(fn) extern struct tr_real tr_real_##fn __attribute__((visibility("hidden")));
+#include "build/trace-slots.h"
+#undef TR_SLOT
+
 #define TR_CALL(fn) ((__typeof__(&fn))tr_real_get(&tr_real_##fn))
 
 void *tr_real_resolve(struct tr_real *r);
