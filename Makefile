@@ -56,7 +56,7 @@ ALL_LDFLAGS = -pthread $(LDFLAGS) $(EXTRA_LDFLAGS)
 # program links only the members it reaches (the plugin none of the
 # supervisor's, nor the config dumper's).  Includes name their folder
 # ("lib/buf.h").
-CORE_DIRS = lib pool worker config cli
+CORE_DIRS = lib answer pool worker config cli
 MAIN_SRC = worker/main.c cli/main.c
 CORE_SRC = $(filter-out $(MAIN_SRC),$(wildcard $(CORE_DIRS:=/*.c)))
 PLUGIN_SRC = $(wildcard plugin/*.c)

@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "lib/cache.h"
+#include "answer/cache.h"
 #include "lib/proto.h"
 #include "fixsum.h"
 

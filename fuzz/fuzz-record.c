@@ -13,7 +13,7 @@
 #include <string.h>
 
 #include "lib/proto.h"
-#include "lib/record.h"
+#include "answer/record.h"
 #include "fixsum.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);

@@ -32,9 +32,9 @@
 
 #include "lib/launch.h"
 #include "lib/readset.h"
-#include "lib/record.h"
+#include "answer/record.h"
 #include "lib/run.h"
-#include "lib/stats.h"
+#include "answer/stats.h"
 #include "lib/store.h"
 #include "plugin/answer.h"
 #include "plugin/engine.h"

@@ -11,7 +11,7 @@
 
 #include "lib/proto.h"
 #include "lib/readset.h"
-#include "lib/record.h"
+#include "answer/record.h"
 #include "lib/store.h"
 #include "tap.h"
 

@@ -12,7 +12,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "lib/stats.h"
+#include "answer/stats.h"
 #include "lib/store.h"
 #include "tap.h"
 

@@ -11,7 +11,7 @@
 #include <unistd.h>
 
 #include "lib/err.h"
-#include "lib/stats.h"
+#include "answer/stats.h"
 #include "lib/store.h"
 
 static const char stats_file[] = "stats";

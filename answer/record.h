@@ -27,7 +27,7 @@
 #include <stddef.h>
 
 #include "lib/buf.h"
-#include "lib/cmdid.h"
+#include "answer/cmdid.h"
 
 #define RECORD_VERSION 3
 /* A record's file in the store: RECORD_PREFIX and 16 hex digits of the key's hash. */

@@ -5,7 +5,7 @@
 #include "lib/proto.h"
 #include "lib/readset.h"
 #include "lib/err.h"
-#include "lib/record.h"
+#include "answer/record.h"
 #include "lib/store.h"
 
 static const char record_magic[8] = "ACRECORD";

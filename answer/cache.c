@@ -13,10 +13,10 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "lib/cache.h"
+#include "answer/cache.h"
 #include "lib/err.h"
 #include "lib/readset.h"
-#include "lib/record.h"
+#include "answer/record.h"
 #include "lib/proto.h"
 #include "lib/store.h"
 
