@@ -14,10 +14,11 @@
 #include <unistd.h>
 
 #include "answer/cache.h"
-#include "lib/err.h"
-#include "lib/readset.h"
+#include "answer/readset_check.h"
 #include "answer/record.h"
+#include "lib/err.h"
 #include "lib/proto.h"
+#include "lib/readset.h"
 #include "lib/store.h"
 
 static const char cache_magic[8] = "ACCACHE1";

@@ -26,8 +26,8 @@
 
 #include <stddef.h>
 
-#include "lib/buf.h"
 #include "answer/cmdid.h"
+#include "lib/buf.h"
 
 #define RECORD_VERSION 3
 /* A record's file in the store: RECORD_PREFIX and 16 hex digits of the key's hash. */

@@ -13,9 +13,9 @@
 
 #include "cli/tools.h"
 #include "answer/cache.h"
+#include "answer/stats.h"
 #include "lib/err.h"
 #include "lib/startdir.h"
-#include "answer/stats.h"
 #include "lib/store.h"
 
 /* Where make would start, seen from here: a recipe's make, or this directory. */

@@ -11,8 +11,8 @@
 #include <string.h>
 
 #include "answer/cache.h"
-#include "lib/proto.h"
 #include "fixsum.h"
+#include "lib/proto.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

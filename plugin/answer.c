@@ -6,9 +6,10 @@
 #include <stdlib.h>
 
 #include "answer/cache.h"
+#include "answer/readset_check.h"
+#include "answer/stats.h"
 #include "lib/launch.h"
 #include "lib/readset.h"
-#include "answer/stats.h"
 #include "lib/store.h"
 #include "plugin/answer.h"
 #include "plugin/log.h"

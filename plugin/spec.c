@@ -15,11 +15,11 @@
 #include <unistd.h>
 
 #include "answer/cache.h"
-#include "lib/launch.h"
-#include "lib/readset.h"
-#include "lib/proto.h"
 #include "answer/record.h"
 #include "answer/stats.h"
+#include "lib/launch.h"
+#include "lib/proto.h"
+#include "lib/readset.h"
 #include "lib/store.h"
 #include "lib/strv.h"
 #include "plugin/answer.h"

@@ -15,6 +15,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "answer/readset_check.h"
 #include "lib/pstate.h"
 #include "lib/readset.h"
 #include "lib/tracelog.h"

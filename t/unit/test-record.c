@@ -9,9 +9,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "answer/record.h"
 #include "lib/proto.h"
 #include "lib/readset.h"
-#include "answer/record.h"
 #include "lib/store.h"
 #include "tap.h"
 
