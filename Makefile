@@ -45,6 +45,8 @@ ALL_LDFLAGS = -pthread $(LDFLAGS) $(EXTRA_LDFLAGS)
 # The folders say where code runs (README, "Development", and each
 # folder's README):
 #   lib/     every process: the plugin, the supervisor, the workers
+#   answer/  make's thread and the asynccompile command: the answer
+#            cache (lib/ includes none of it)
 #   pool/    the pool: in the supervisor, or in make's I/O thread
 #   worker/  a worker or supervisor process (also forked from make)
 #   config/  wherever the YAML file is read

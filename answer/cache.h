@@ -27,7 +27,7 @@
  *   i64      created, seconds since the epoch
  *   i32      status
  *   i64      how long the run that made the answer took, in ns (>= 0):
- *            the time a hit saves (`asynccompile -s`, lib/stats.h)
+ *            the time a hit saves (`asynccompile -s`, answer/stats.h)
  *   bytes    stdout, bytes stderr
  *   bytes    the read set (readset.h), pure: a lookup checks it
  *   u64      FNV-1a 64 of every byte before it

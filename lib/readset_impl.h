@@ -32,7 +32,7 @@ void readset_value_now(const char *name, size_t n, struct buf *v);
 /*
  * Some process has the regular file at `path` (lstat'ed if nofollow;
  * identity dev:ino) open for writing, a shared writable mapping
- * included: 1, else 0, also when it cannot tell (readset_check.c).  A
+ * included: 1, else 0, also when it cannot tell (readset_decode.c).  A
  * store through such a mapping changes the content without write(2),
  * and the kernel stamps the file only at the first store after the page
  * was written back (never, on tmpfs), so no identity can show it: a

@@ -1,5 +1,5 @@
 /*
- * Unit tests for lib/stats.c: the store's stats file, read back as
+ * Unit tests for answer/stats.c: the store's stats file, read back as
  * hostile input, and added to by concurrent makes under its lock.
  */
 #include <fcntl.h>
