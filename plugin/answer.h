@@ -2,7 +2,8 @@
  * answer.h - where async-shell's and async-try's answers are kept and
  * vouched for: the per-user store (lib/store.h), the answer cache in it
  * (answer/cache.h, config `cache`), and the tracer that makes an answer
- * reusable (lib/readset.h).  Make's thread only.
+ * reusable (lib/readset.h: the read set a traced run leaves, checked
+ * before reuse by answer/readset_check.h).  Make's thread only.
  *
  * Nothing here fails loudly: a store, cache or tracer that cannot be had
  * means answers are not reused, and ASYNC_COMPILE_DEBUG says why
