@@ -45,6 +45,8 @@ ALL_LDFLAGS = -pthread $(LDFLAGS) $(EXTRA_LDFLAGS)
 # The folders say where code runs (README, "Development", and each
 # folder's README):
 #   lib/     every process: the plugin, the supervisor, the workers
+#   answer/  make's thread and the asynccompile command: the answer
+#            cache (lib/ includes none of it)
 #   pool/    the pool: in the supervisor, or in make's I/O thread
 #   worker/  a worker or supervisor process (also forked from make)
 #   config/  wherever the YAML file is read
@@ -56,7 +58,7 @@ ALL_LDFLAGS = -pthread $(LDFLAGS) $(EXTRA_LDFLAGS)
 # program links only the members it reaches (the plugin none of the
 # supervisor's, nor the config dumper's).  Includes name their folder
 # ("lib/buf.h").
-CORE_DIRS = lib pool worker config cli
+CORE_DIRS = lib answer pool worker config cli
 MAIN_SRC = worker/main.c cli/main.c
 CORE_SRC = $(filter-out $(MAIN_SRC),$(wildcard $(CORE_DIRS:=/*.c)))
 PLUGIN_SRC = $(wildcard plugin/*.c)

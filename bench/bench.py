@@ -19,7 +19,7 @@ Environment (all optional):
     BENCH_MAKE          make to run (default make)
     BENCH_CC            compiler (default cc)
     BENCH_START_METHOD  pool start method (default subprocess)
-    BENCH_ONLY          run only these workloads, e.g. "1 3" (default "1 2 3 4 5 6 7 8 9 10 11")
+    BENCH_ONLY          run only these workloads, e.g. "1 3" (default "1 2 3 4 5 6 7 8 9 10 11 12")
     BENCH_LOAD_ROUNDS   rounds of the load-cost workload (default 120)
     BENCH_HEADERS       kernel headers for the module workload (default: the
                         newest /usr/src/linux-headers-*-amd64)
@@ -62,7 +62,7 @@ SCALE = [int(x) for x in os.environ.get("BENCH_SCALE", "100 1000 10000").split()
 MAKE = os.environ.get("BENCH_MAKE", "make")
 CC = os.environ.get("BENCH_CC", "cc")
 START = os.environ.get("BENCH_START_METHOD", "subprocess")
-ONLY = os.environ.get("BENCH_ONLY", "1 2 3 4 5 6 7 8 9 10 11").split()
+ONLY = os.environ.get("BENCH_ONLY", "1 2 3 4 5 6 7 8 9 10 11 12").split()
 LOAD_ROUNDS = env_int("BENCH_LOAD_ROUNDS", 120)
 QUIET_WAIT = env_int("BENCH_QUIET_WAIT", 0)
 QUIET = 0.25  # CPUs of background load above which a workload is contended
@@ -538,6 +538,36 @@ def dropin_env(o, store):
     return env
 
 
+class EnvChange:
+    """A prep hook: before every run, the environments it holds get a
+    fresh OLDPWD (as after a `cd`: a directory that exists) and one
+    variable no earlier run had (BENCH_NONCE_<n>=<n>, as a new terminal's
+    or a script's variable); the previous run's nonce goes.  Every
+    speculated or cached answer recorded under the previous environment
+    then differs from the call's in two variables."""
+
+    def __init__(self, d, *envs):
+        self.d = d
+        self.envs = envs
+        self.n = 0
+
+    def __call__(self):
+        self.n += 1
+        old = os.path.join(self.d, "oldpwd-%d" % self.n)
+        os.makedirs(old, exist_ok=True)
+        for e in self.envs:
+            for k in [k for k in e if k.startswith("BENCH_NONCE_")]:
+                del e[k]
+            e["OLDPWD"] = old
+            e["BENCH_NONCE_%d" % self.n] = str(self.n)
+
+
+def answered(runs):
+    """Every run after the first answered some call from speculation or
+    the cache ($(async-stats) spec_hits, cache_hits)."""
+    return all(int(st.get("spec_hits", 0)) + int(st.get("cache_hits", 0)) > 0 for _, st in runs[1:])
+
+
 def forget(store):
     """Delete the plugin's records: the next run is a first run."""
     shutil.rmtree(os.path.join(store, "asynccompile"), ignore_errors=True)
@@ -568,12 +598,18 @@ class FlagsCheck:
             raise BenchError("%s: the dump has no %s" % (what, ", ".join(missing)))
         return flags, parse_stats(stats)
 
-    def compare(self, stock_tree, stock_env, dropin_tree, store, env, later=2):
+    def compare(self, stock_tree, stock_env, dropin_tree, store, env, later=2, before=None):
         """Stock once; the drop-in with its record deleted, then `later`
-        runs more.  Returns (stock flags, [(flags, stats)] per drop-in run)."""
-        stock, _ = self.run(stock_tree, stock_env, "stock flags")
+        runs more; before(), when given, runs ahead of each of them (and
+        of stock's): an EnvChange.  Returns (stock flags, [(flags, stats)]
+        per drop-in run)."""
+        def run(tree, e, what):
+            if before:
+                before()
+            return self.run(tree, e, what)
+        stock, _ = run(stock_tree, stock_env, "stock flags")
         forget(store)
-        runs = [self.run(dropin_tree, env, "drop-in flags, run %d" % (i + 1)) for i in range(1 + later)]
+        runs = [run(dropin_tree, env, "drop-in flags, run %d" % (i + 1)) for i in range(1 + later)]
         return stock, runs
 
     def report(self, stock, runs):
@@ -658,21 +694,27 @@ def workload_linux(o):
         envs[k]["ASYNC_COMPILE_CONFIG"] = o.cfg_cache
     envs["cold"]["ASYNC_COMPILE_CONFIG"] = o.cfg_cold
     # the stock tree through MAKEFILES (zero edits): cache: true is its default
-    fstores = {k: os.path.join(d, "xdg-frag-" + k) for k in ("warm", "first", "cache", "check")}
-    fenvs = {"warm": fragment_env(o, fstores["warm"], o.cfg_nocache),
-             "first": fragment_env(o, fstores["first"]), "cache": fragment_env(o, fstores["cache"]),
-             "check": fragment_env(o, fstores["check"])}
+    fstores = {k: os.path.join(d, "xdg-frag-" + k) for k in ("warm", "first", "cache", "check", "env",
+                                                              "envcheck")}
+    fenvs = {k: fragment_env(o, s) for k, s in fstores.items()}
+    fenvs["warm"] = fragment_env(o, fstores["warm"], o.cfg_nocache)
+    # the "environment changed" rows: stock and the fragment each get a
+    # fresh OLDPWD and a new variable before every run
+    stock_env = dict(o.env)
+    changes = {"stock": EnvChange(d, stock_env), "fenv": EnvChange(d, fenvs["env"])}
     goal = ["-j%d" % J, "scripts_basic"]
     for k, t in trees.items():
         env = envs["setup"] if k == "dropin" else o.env
         quiet_run([MAKE, "x86_64_defconfig"], t, env, "%s: make x86_64_defconfig" % k)
         quiet_run([MAKE] + goal, t, env, "%s: make scripts_basic (first build)" % k)
+    changes["fenv"]()
+    quiet_run([MAKE] + goal, trees["stock"], fenvs["env"], "fragment: a first run for the changed-environment row")
     say("  setup (untimed): two hard-linked copies, defconfig and a first scripts_basic in each: %.0f s"
         % (time.monotonic() - t0))
 
     vs = [
-        Variant("stock", "stock: make -j%d scripts_basic, no-op [baseline]" % J,
-                [MAKE] + goal, cwd=trees["stock"], env=o.env),
+        Variant("stock", "stock: make -j%d scripts_basic, no-op, env changed each run [baseline]" % J,
+                [MAKE] + goal, prep=changes["stock"], cwd=trees["stock"], env=stock_env),
         Variant("warm", "drop-in, warm (the last run's record)", [MAKE] + goal,
                 cwd=trees["dropin"], env=envs["warm"]),
         Variant("first", "drop-in, first run (record deleted before each)", [MAKE] + goal,
@@ -681,14 +723,16 @@ def workload_linux(o):
                 cwd=trees["dropin"], env=envs["cold"]),
         Variant("cache", "drop-in, cache: true, warm (answers kept)", [MAKE] + goal,
                 cwd=trees["dropin"], env=envs["cache"]),
-        Variant("kv", "ref: stock make kernelversion (reads no probes)", [MAKE, "kernelversion"],
-                cwd=trees["stock"], env=o.env),
         Variant("fwarm", "stock tree + MAKEFILES fragment, warm, cache: false", [MAKE] + goal,
                 cwd=trees["stock"], env=fenvs["warm"]),
         Variant("ffirst", "stock tree + fragment, first run (store deleted before each)", [MAKE] + goal,
                 prep=lambda: forget(fstores["first"]), cwd=trees["stock"], env=fenvs["first"]),
         Variant("fcache", "stock tree + fragment, cached (its default)", [MAKE] + goal,
                 cwd=trees["stock"], env=fenvs["cache"]),
+        Variant("kv", "ref: stock make kernelversion (reads no probes): the cached floor",
+                [MAKE, "kernelversion"], cwd=trees["stock"], env=o.env),
+        Variant("fenv", "stock tree + fragment, cached, env changed each run (OLDPWD, a new variable)",
+                [MAKE] + goal, prep=changes["fenv"], cwd=trees["stock"], env=fenvs["env"]),
     ]
     _, others = timed(vs, ROUNDS, WARMUP)
     med, pr = paired_table(vs, vs[0])
@@ -711,14 +755,26 @@ def workload_linux(o):
     say("  through the fragment (the stock tree, MAKEFILES):")
     stock_f, runs_f = fc.compare(trees["stock"], o.env, trees["stock"], fstores["check"], fenvs["check"])
     same_f = fc.report(stock_f, runs_f)
+    say("  through the fragment, a fresh OLDPWD and a new variable before every run (stock's too):")
+    echange = EnvChange(d, dict(o.env), fenvs["envcheck"])
+    stock_e, runs_e = fc.compare(trees["stock"], echange.envs[0], trees["stock"], fstores["envcheck"],
+                                 fenvs["envcheck"], before=echange)
+    same_e = fc.report(stock_e, runs_e)
+    hits_e = answered(runs_e)
+    floor = med["fcache"] - med["kv"]
     say("  targets:",
         verdict(1 / pr["fwarm"] >= 1.6, "fragment, warm: >= 1.6x, as the edited tree",
                 "paired %.2fx (edited %.2fx)" % (1 / pr["fwarm"], 1 / pr["warm"])),
         verdict(1 / pr["ffirst"] >= 0.97, "fragment, first run: >= 0.97x",
                 "paired %.2fx (edited %.2fx)" % (1 / pr["ffirst"], 1 / pr["first"])),
         verdict(1 / pr["fcache"] >= 10, "fragment, cached: >= 10x, as the edited tree with cache: true",
-                "paired %.2fx (edited %.2fx)" % (1 / pr["fcache"], 1 / pr["cache"])),
-        verdict(same_f, "fragment: flags byte-identical to stock", "first and later runs"))
+                "paired %.2fx (edited %.2fx); the floor, make kernelversion, %.2fx: cached is %.0f ms above it"
+                % (1 / pr["fcache"], 1 / pr["cache"], 1 / pr["kv"], 1000 * floor)),
+        verdict(1 / pr["fenv"] >= 1.3, "fragment, env changed every run (new OLDPWD and variable): >= 1.3x",
+                "paired %.2fx, against stock with the same changes" % (1 / pr["fenv"])),
+        verdict(same_f, "fragment: flags byte-identical to stock", "first and later runs"),
+        verdict(same_e and hits_e, "fragment, env changed every run: flags byte-identical, later runs answered",
+                "spec_hits + cache_hits > 0 in runs 2-%d" % len(runs_e)))
     say("  targets:",
         verdict(1 / pr["warm"] >= 1.6, "warm drop-in >= 1.6x faster than stock on %d cores" % os.cpu_count(),
                 "paired %.2fx, rounds %.2fx-%.2fx" % ((1 / pr["warm"],) +
@@ -732,7 +788,7 @@ def workload_linux(o):
                 "paired %.2fx" % (1 / pr["cache"])),
         verdict(same_c and cached, "cache: true: flags byte-identical, later runs answered by the cache",
                 "cache_hits > 0 in runs 2-%d" % len(runs_c)))
-    return same and hits and same_c and cached and same_f
+    return same and hits and same_c and cached and same_f and same_e and hits_e
 
 
 BUSYBOX_PROBES = ["as-option", "cc-option", "hostcc-option", "cc-option-yn"]
@@ -930,14 +986,16 @@ def workload_module(o):
     if not dropin_ok(o, "the fragment"):
         return False
     d = fresh_dir(os.path.join(o.out, "w8-module"))
-    trees = {k: os.path.join(d, k) for k in ("stock", "frag")}
+    trees = {k: os.path.join(d, k) for k in ("stock", "frag", "envcheck")}
     for t in trees.values():
         os.makedirs(t)
         write(os.path.join(t, "hello.c"), MODULE_C)
         write(os.path.join(t, "Kbuild"), "obj-m := hello.o\n")
-    stores = {k: os.path.join(d, "xdg-" + k) for k in ("warm", "first", "cache", "check")}
-    envs = {"warm": fragment_env(o, stores["warm"], o.cfg_nocache), "first": fragment_env(o, stores["first"]),
-            "cache": fragment_env(o, stores["cache"]), "check": fragment_env(o, stores["check"])}
+    stores = {k: os.path.join(d, "xdg-" + k) for k in ("warm", "first", "cache", "check", "env", "envcheck")}
+    envs = {k: fragment_env(o, s) for k, s in stores.items()}
+    envs["warm"] = fragment_env(o, stores["warm"], o.cfg_nocache)
+    stock_env = dict(o.env)
+    changes = {"stock": EnvChange(d, stock_env), "env": EnvChange(d, envs["env"])}
 
     def argv(t):
         return [MAKE, "-j%d" % J, "-C", headers, "M=" + t, "modules"]
@@ -945,27 +1003,204 @@ def workload_module(o):
         "  fragment: MAKEFILES=%s (cache: true by default; the warm row says cache: false)" % o.fragment)
     quiet_run(argv(trees["stock"]), trees["stock"], o.env, "stock: first build")
     quiet_run(argv(trees["frag"]), trees["frag"], envs["check"], "fragment: first build")
-    cmds = {k: cmd_files(t) for k, t in trees.items()}
+    cmds = {k: cmd_files(trees[k]) for k in ("stock", "frag")}
     same_cmds = cmds["stock"] == cmds["frag"] and len(cmds["stock"]) > 0
     say("  command lines: %d .*.cmd files: %s" % (len(cmds["stock"]), "IDENTICAL" if same_cmds else "DIFFERENT"))
+    changes["env"]()
+    quiet_run(argv(trees["frag"]), trees["frag"], envs["env"], "fragment: a first run for the changed-environment row")
     vs = [
-        Variant("stock", "stock: no-op rebuild [baseline]", argv(trees["stock"]), cwd=trees["stock"], env=o.env),
+        Variant("stock", "stock: no-op rebuild, env changed each run [baseline]", argv(trees["stock"]),
+                prep=changes["stock"], cwd=trees["stock"], env=stock_env),
         Variant("warm", "fragment, warm (last run's record), cache: false", argv(trees["frag"]),
                 cwd=trees["frag"], env=envs["warm"]),
         Variant("first", "fragment, first run (store deleted before each)", argv(trees["frag"]),
                 prep=lambda: forget(stores["first"]), cwd=trees["frag"], env=envs["first"]),
         Variant("cache", "fragment, cached (its default)", argv(trees["frag"]), cwd=trees["frag"],
                 env=envs["cache"]),
+        Variant("env", "fragment, cached, env changed each run (OLDPWD, a new variable)", argv(trees["frag"]),
+                prep=changes["env"], cwd=trees["frag"], env=envs["env"]),
     ]
     _, others = timed(vs, ROUNDS, WARMUP)
     med, pr = paired_table(vs, vs[0])
     say(*(RATIO_NOTE % "stock").split("\n"), *background(others).split("\n"))
+    # $(async-stats) of the top make: the headers' Makefile, then dump.mk
+    say("  flags and $(async-stats) through the fragment, env changed before every run (stock's too):")
+    fc = FlagsCheck(d, LINUX_FLAGS, ["M=" + trees["envcheck"], "modules"])
+    echange = EnvChange(d, dict(o.env), envs["envcheck"])
+    stock_e, runs_e = fc.compare(headers, echange.envs[0], headers, stores["envcheck"], envs["envcheck"],
+                                 before=echange)
+    same_e = fc.report(stock_e, runs_e)
+    hits_e = answered(runs_e)
     say("  targets:",
         verdict(1 / pr["warm"] >= 1.5, "warm >= 1.5x stock", "paired %.2fx" % (1 / pr["warm"])),
         verdict(1 / pr["first"] >= 0.95, "first run >= 0.95x stock", "paired %.2fx" % (1 / pr["first"])),
         verdict(1 / pr["cache"] >= 4, "cached >= 4x stock", "paired %.2fx" % (1 / pr["cache"])),
-        verdict(same_cmds, "every .cmd file identical to stock", "%d files" % len(cmds["stock"])))
-    return same_cmds
+        verdict(1 / pr["env"] >= 1.3, "cached, env changed every run: >= 1.3x stock with the same changes",
+                "paired %.2fx" % (1 / pr["env"])),
+        verdict(same_cmds, "every .cmd file identical to stock", "%d files" % len(cmds["stock"])),
+        verdict(same_e and hits_e, "env changed every run: flags byte-identical, later runs answered",
+                "spec_hits + cache_hits > 0 in runs 2-%d" % len(runs_e)))
+    return same_cmds and same_e and hits_e
+
+
+# ---------------------------------------------------------------- dkms
+
+DKMS_NAME = "asyncc-bench"
+DKMS_VER = "1.0"
+
+
+def dkms_make0(o):
+    """asynccompile(7)'s MAKE[0] line for dkms.conf, with this tree's
+    fragment for the installed one (as t5077 takes it)."""
+    with open(os.path.join(o.top, "man", "asynccompile.7")) as f:
+        m = re.search(r'^MAKE\[0\]="(make MAKEFILES=\S*asynccompile\\-kbuild\.mk )(.*)"$', f.read(), re.M)
+    if not m:
+        raise BenchError("asynccompile(7) gives no MAKE[0] line for dkms.conf")
+    return "make MAKEFILES=%s %s" % (o.fragment, m.group(2).replace("\\-", "-"))
+
+
+def store_stats(o, env):
+    """The store's counters (`asynccompile -s`): hits by kind and runs."""
+    out = subprocess.run([os.path.join(o.top, "cli", "asynccompile"), "-s"], env=env,
+                         capture_output=True, text=True).stdout
+    st = {}
+    for line in out.splitlines():
+        m = re.match(r"\s*(cache|speculation|memo|misses)\s+(\d+)$", line)
+        if m:
+            st[m.group(1)] = int(m.group(2))
+    if "cache" not in st:
+        raise BenchError("asynccompile -s printed no counters: %s" % out.strip()[:200])
+    return st
+
+
+def workload_dkms(o):
+    """Debian's dkms builds a one-file module with `dkms build --force`,
+    stock against the module's dkms.conf naming the fragment in MAKE[0]
+    (asynccompile(7), as t5077 drives it): each build copies the module
+    into a fresh build directory, runs `make clean` and the build, and
+    deletes the directory."""
+    say("", "== 12. Debian's dkms: `dkms build --force` of a one-file module, stock vs the fragment (MAKE[0]) ==")
+    dkms = shutil.which("dkms") or ("/usr/sbin/dkms" if os.access("/usr/sbin/dkms", os.X_OK) else "")
+    heads = sorted(glob.glob("/usr/src/linux-headers-*-amd64"))
+    headers = os.environ.get("BENCH_HEADERS") or (heads[-1] if heads else "")
+    if not dkms:
+        say("  SKIPPED: no dkms (apt-get install dkms)")
+        return False
+    if not headers or not os.path.exists(os.path.join(headers, "Makefile")):
+        say("  SKIPPED: no /usr/src/linux-headers-*-amd64 (apt-get install linux-headers-amd64)")
+        return False
+    if os.geteuid() != 0:
+        say("  SKIPPED: dkms builds as root; this is uid %d" % os.geteuid())
+        return False
+    if not dropin_ok(o, "the fragment"):
+        return False
+    kver = os.path.basename(headers)[len("linux-headers-"):]
+    d = fresh_dir(os.path.join(o.out, "w12-dkms"))
+    # dkms runs the `make` on PATH: the bench's make
+    bindir = os.path.join(d, "bin")
+    os.makedirs(bindir)
+    os.symlink(shutil.which(MAKE) or MAKE, os.path.join(bindir, "make"))
+    make0 = dkms_make0(o)
+    keys = ("stock", "frag")
+    src = {k: os.path.join(d, k, "src") for k in keys}
+    tree = {k: os.path.join(d, k, "dkms") for k in keys}
+    mod = {k: os.path.join(src[k], "%s-%s" % (DKMS_NAME, DKMS_VER)) for k in keys}
+    build = {k: os.path.join(tree[k], DKMS_NAME, DKMS_VER, "build") for k in keys}
+    kept = {k: os.path.join(d, k, "cmds") for k in keys}
+    store = os.path.join(d, "xdg-frag")
+    envs = {"stock": dict(o.env), "frag": fragment_env(o, store)}
+    for e in envs.values():
+        e.pop("MAKEFILES", None)  # MAKE[0] names the fragment
+        # sign_file names no program: dkms signs nothing and makes no key
+        e.update(PATH=bindir + os.pathsep + e["PATH"], sign_file="/nonexistent")
+    # its summary line per make goes to make.log (dkms keeps it)
+    envs["frag"]["ASYNC_COMPILE_DEBUG"] = "1"
+
+    def conf(k, keep):
+        lines = ['PACKAGE_NAME="%s"' % DKMS_NAME, 'PACKAGE_VERSION="%s"' % DKMS_VER,
+                 'BUILT_MODULE_NAME[0]="%s"' % DKMS_NAME, 'DEST_MODULE_LOCATION[0]="/updates"',
+                 'AUTOINSTALL="no"']
+        if k == "frag":
+            lines.append('MAKE[0]="%s"' % make0)
+        if keep:
+            # dkms deletes the build directory after the build: keep its .cmd files
+            lines.append('POST_BUILD="keep-cmds.sh"')
+        write(os.path.join(mod[k], "dkms.conf"), "\n".join(lines) + "\n")
+
+    def dk(k, *args):
+        return [dkms] + list(args) + ["-m", DKMS_NAME, "-v", DKMS_VER, "--dkmstree", tree[k],
+                                      "--sourcetree", src[k]]
+
+    def build_argv(k):
+        return dk(k, "build", "-k", kver, "--kernelsourcedir", headers, "--force")
+
+    for k in keys:
+        os.makedirs(mod[k])
+        os.makedirs(tree[k])
+        write(os.path.join(mod[k], DKMS_NAME + ".c"), MODULE_C)
+        write(os.path.join(mod[k], "Kbuild"), "obj-m := %s.o\n" % DKMS_NAME)
+        write(os.path.join(mod[k], "keep-cmds.sh"),
+              "#!/bin/sh\nrm -rf '%s' && mkdir '%s' && cp -p .*.cmd '%s/'\n" % ((kept[k],) * 3))
+        os.chmod(os.path.join(mod[k], "keep-cmds.sh"), 0o755)
+        conf(k, True)
+    say("  dkms: %s; headers: %s; module: one file, obj-m := %s.o; dkms.conf as asynccompile(7) says:"
+        % (dkms, headers, DKMS_NAME),
+        "  stock: dkms's default make command; fragment: MAKE[0]=\"%s\"" % make0.replace(o.top, "<top>"),
+        "  each build: a fresh copy of the module in the dkms tree's build directory, `make clean`, the build;",
+        "  dkms trees of the bench's own (--dkmstree, --sourcetree): nothing goes to /var/lib/dkms or /usr/src")
+    ko = {k: os.path.join(tree[k], DKMS_NAME, DKMS_VER, kver, platform.machine(), "module") for k in keys}
+    try:
+        for k in keys:
+            quiet_run(dk(k, "add"), d, envs[k], "%s: dkms add" % k)
+            # the fragment's first build fills its store; the second shows a fresh build directory reusing it
+            for n in range(2 if k == "frag" else 1):
+                quiet_run(build_argv(k), d, envs[k], "%s: dkms build (untimed, .cmd files kept)" % k)
+        built = {k: glob.glob(os.path.join(ko[k], DKMS_NAME + ".ko*")) for k in keys}
+        cmds = {k: {n: t.replace(build[k], "<build>") for n, t in cmd_files(kept[k]).items()} for k in keys}
+        same_cmds = cmds["stock"] == cmds["frag"] and len(cmds["stock"]) > 0
+        say("  modules: " + ", ".join("%s: %s" % (k, os.path.basename(built[k][0]) if built[k] else "NOT BUILT")
+                                      for k in keys),
+            "  command lines: %d .*.cmd files of the build directory (its path as <build>): %s"
+            % (len(cmds["stock"]), "IDENTICAL" if same_cmds else "DIFFERENT: %s" % ", ".join(sorted(
+                p for p in set(cmds["stock"]) | set(cmds["frag"])
+                if cmds["stock"].get(p) != cmds["frag"].get(p)))[:400]))
+        for k in keys:
+            conf(k, False)
+        subprocess.run([os.path.join(o.top, "cli", "asynccompile"), "-z"], env=envs["frag"],
+                       stdout=subprocess.DEVNULL, check=True)
+        vs = [Variant("stock", "stock: dkms build --force [baseline]", build_argv("stock"), cwd=d,
+                      env=envs["stock"]),
+              Variant("frag", "fragment through MAKE[0], cached (its default), warm store", build_argv("frag"),
+                      cwd=d, env=envs["frag"])]
+        _, others = timed(vs, ROUNDS, WARMUP)
+        st = store_stats(o, envs["frag"])
+        med, pr = paired_table(vs, vs[0])
+        say(*(RATIO_NOTE % "stock").split("\n"), *background(others).split("\n"))
+        runs = ROUNDS + WARMUP
+        log = os.path.join(tree["frag"], DKMS_NAME, DKMS_VER, kver, platform.machine(), "log", "make.log")
+        summary = []
+        if os.path.exists(log):
+            with open(log, errors="replace") as f:
+                summary = [line.strip() for line in f if line.startswith("asynccompile: async-shell: ")
+                           and not line.startswith("asynccompile: async-shell: 0 calls")]
+        say("  the fragment's %d timed and warm-up builds, from its store's counters (`asynccompile -s`):" % runs,
+            "    %d from the cache, %d by speculation, %d from the memo, %d run (%.1f cached per build)"
+            % (st["cache"], st.get("speculation", 0), st.get("memo", 0), st.get("misses", 0), st["cache"] / runs),
+            "  the last build's make.log, ASYNC_COMPILE_DEBUG=1 (makes with calls): %s"
+            % ("; ".join(summary) if summary else "none (the line counts a cached answer only when the"
+               " call looked it up, not one filled at load: a make answered wholly so prints no line)"))
+        hits = st["cache"] > 0
+        say("  targets:",
+            verdict(1 / pr["frag"] >= 1.25, "fragment, cached: dkms build --force >= 1.25x stock",
+                    "paired %.2fx" % (1 / pr["frag"])),
+            verdict(hits, "a fresh build directory reuses the cached answers", "cache hits %d" % st["cache"]),
+            verdict(same_cmds and all(built.values()), "the .ko is built in both, every .cmd file identical",
+                    "%d files" % len(cmds["stock"])))
+        return hits and same_cmds and all(built.values())
+    finally:
+        for k in keys:
+            subprocess.run(dk(k, "remove", "--all"), cwd=d, env=envs[k], stdin=subprocess.DEVNULL,
+                           stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
 
 
 # ---------------------------------------------------------------- main
@@ -1104,7 +1339,8 @@ def main():
                     ("7", workload_load), ("8", workload_module),
                     ("9", workload_tracer),
                     ("10", lambda o: waits.workload_stall(o, HELPERS)),
-                    ("11", lambda o: waits.workload_libs(o, HELPERS))):
+                    ("11", lambda o: waits.workload_libs(o, HELPERS)),
+                    ("12", workload_dkms)):
         if key not in ONLY:
             continue
         t0 = time.monotonic()

@@ -12,10 +12,10 @@
 #include <unistd.h>
 
 #include "cli/tools.h"
-#include "lib/cache.h"
+#include "answer/cache.h"
+#include "answer/stats.h"
 #include "lib/err.h"
 #include "lib/startdir.h"
-#include "lib/stats.h"
 #include "lib/store.h"
 
 /* Where make would start, seen from here: a recipe's make, or this directory. */

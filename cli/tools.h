@@ -33,7 +33,7 @@ int tools_config(const char *file, struct config *c, struct buf *err);
  */
 int tools_print_config(const char *file, int origins, struct buf *err);
 /*
- * The store's counts (lib/stats.h), with the size of the cache and of
+ * The store's counts (answer/stats.h), with the size of the cache and of
  * the speculation records.  A stats file that is refused shows zeros; its
  * reason is appended to `warn`.
  */

@@ -10,9 +10,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "lib/cache.h"
-#include "lib/proto.h"
+#include "answer/cache.h"
 #include "fixsum.h"
+#include "lib/proto.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

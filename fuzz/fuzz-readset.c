@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "answer/readset_check.h"
 #include "lib/readset.h"
 #include "lib/tracelog.h"
 

@@ -12,9 +12,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "lib/proto.h"
-#include "lib/record.h"
+#include "answer/record.h"
 #include "fixsum.h"
+#include "lib/proto.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -1,6 +1,6 @@
 /*
  * fuzz-stats.c - libFuzzer target for the store's stats file decoder
- * (lib/stats.h): a file anyone who writes to the store may have shaped.
+ * (answer/stats.h): a file anyone who writes to the store may have shaped.
  *
  * Beyond "no crash, no leak, no UB": a refused file leaves all zeros, and
  * an accepted one encodes to a canonical file that decodes to the same
@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "lib/stats.h"
+#include "answer/stats.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -9,15 +9,15 @@
  * is not an executable format (ENOEXEC) is retried through the shell.
  *
  * The command starts in a session and process group of its own (pgid =
- * its pid; or in the caller's, see launch_start()), with an empty signal mask and default dispositions for every
- * signal, standard input from a pipe (job->has_input) or /dev/null,
- * standard output and error on two pipes (in the caller's group, out of
- * descriptors for the second: the caller's stderr), in job->cwd, and with no other
+ * its pid; or in the caller's, see launch_start()), with an empty
+ * signal mask and default dispositions for every signal, standard input
+ * from a pipe (job->has_input) or /dev/null, standard output and error
+ * on two pipes (in the caller's group, out of descriptors for the
+ * second: the caller's stderr), in job->cwd, and with no other
  * descriptor (but the trace log at TL_FD, or below a lower
  * RLIMIT_NOFILE, when traced: tracelog.h; none fits: untraced).  Its
- * environment is the caller's `environ` with the job's
- * "K=V" entries replacing or adding variables (an entry without '='
- * removes K).
+ * environment is the caller's `environ` with the job's "K=V" entries
+ * replacing or adding variables (an entry without '=' removes K).
  *
  * A session, not just a process group: in make's session the job would
  * be a background group on make's terminal, and one touching /dev/tty
@@ -72,8 +72,8 @@ struct launch {
 /*
  * Start job's command.  callers_group: instead of a session of its own,
  * the command stays in the caller's session and process group, as make's
- * $(shell) runs one (a signal to make's group reaches it).  On success returns 0 and fills *l; the caller
- * owns the five descriptors (all close-on-exec; the three read and write
+ * $(shell) runs one (a signal to make's group reaches it).  On success
+ * returns 0 and fills *l; the caller owns the five descriptors (all close-on-exec; the three read and write
  * ends the caller uses are non-blocking) and must reap l->pid.  On
  * failure returns -1 with one reason appended to err (err.h: "cannot run
  * 'cc': No such file or directory"), and nothing is left open or running.

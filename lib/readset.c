@@ -1,7 +1,8 @@
 /*
  * readset.c - from a trace log to a verdict and a read set, and the read
- * set's encoding (readset.h).  Reading one back and checking it against
- * the file system is readset_check.c's.
+ * set's encoding (readset.h).  Reading one back is readset_decode.c's;
+ * checking it against the file system, the answer cache's
+ * (answer/readset_check.c).
  *
  * Over 600 lines: every rule of the verdict (paths, processes, values,
  * pids in the answer) reads and writes the one walk's state (struct

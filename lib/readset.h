@@ -5,7 +5,9 @@
  * The runner turns a command's trace log (tracelog.h) into a read set
  * once the command has been reaped: readset_build().  The read set is
  * what travels in a RESULT, what the record and the cache keep on disk,
- * and what is checked before an answer is reused: readset_check().
+ * and what is checked before an answer is reused: readset_check(), the
+ * answer cache's (answer/readset_check.h; lib/ builds and decodes read
+ * sets, for the runner and the protocol, and checks none).
  *
  * The verdict:
  *  - RS_PURE: every process of the command was traced and accounted for
@@ -102,38 +104,6 @@ void readset_opaque(struct buf *out, const char *reason);
 int readset_verdict(const void *p, size_t n);
 /* The environment digest an encoding holds: 0, or -1 if it is malformed. */
 int readset_env(const void *p, size_t n, uint64_t *env);
-
-/*
- * Check an encoded read set against the file system now, and against
- * `env`, the digest of the environment the command would get now.
- * Returns RS_PURE when it is pure, the environment is the same and
- * every entry still holds (and no file of it is open for writing);
- * otherwise the
- * verdict that stops reuse, with a one-line reason appended to err (the
- * first entry that changed, or the stored reason).  A malformed encoding
- * is RS_OPAQUE.
- */
-int readset_check(const void *p, size_t n, uint64_t env, struct buf *err);
-
-/*
- * A table of identities: the read sets checked with one table
- * (readset_check_in) look at each path once (one stat, one probe for
- * writers) and read each VALUE input once, however many of them hold
- * it.  What a table holds is the file system as it was when each path
- * was first looked at, so a table may serve only while nothing can have
- * changed a path it holds; its owner decides how long that is (the
- * plugin: one uninterrupted stretch of its own work, lib/README
- * "identity table").  An identity changed within RS_RACY_NS of the
- * moment it was looked at is never kept (readset_table.c): every check
- * looks at it again.  One thread at a time.
- */
-struct rs_table;
-struct rs_table *readset_table_new(void);
-void readset_table_free(struct rs_table *t);
-/* readset_check() through table t (NULL: readset_check() itself). */
-int readset_check_in(const void *p, size_t n, uint64_t env, struct rs_table *t, struct buf *err);
-/* Paths looked at (a stat each), and look-ups answered by the table. */
-void readset_table_counts(const struct rs_table *t, unsigned long *looked, unsigned long *reused);
 
 /*
  * Validate an encoding without looking at the file system: 0, or -1 with

@@ -1,7 +1,9 @@
 /*
- * readset_impl.h - what the two halves of the read set module share:
- * readset.c builds a read set, readset_check.c checks one.  Not for
- * other modules: readset.h is the interface.
+ * readset_impl.h - what the parts of the read set module share:
+ * readset.c builds a read set, readset_decode.c reads one back, and the
+ * answer cache's answer/readset_check.c checks one against the file
+ * system (through answer/readset_table.c's table).  Not for other
+ * modules: readset.h and answer/readset_check.h are the interfaces.
  */
 #ifndef ASYNC_READSET_IMPL_H
 #define ASYNC_READSET_IMPL_H
@@ -11,6 +13,7 @@
 #include <sys/stat.h>
 
 #include "lib/buf.h"
+#include "lib/wire.h"
 
 /*
  * Kernel files whose content, not identity, is an input: kept as a
@@ -29,7 +32,7 @@ void readset_value_now(const char *name, size_t n, struct buf *v);
 /*
  * Some process has the regular file at `path` (lstat'ed if nofollow;
  * identity dev:ino) open for writing, a shared writable mapping
- * included: 1, else 0, also when it cannot tell (readset_check.c).  A
+ * included: 1, else 0, also when it cannot tell (readset_decode.c).  A
  * store through such a mapping changes the content without write(2),
  * and the kernel stamps the file only at the first store after the page
  * was written back (never, on tmpfs), so no identity can show it: a
@@ -47,19 +50,25 @@ int readset_lease_safe(void);
 int readset_racy_ts(int64_t ts, int64_t start_real_ns);
 
 /*
- * Through a table (readset_table.c; t NULL: straight to the file
- * system): stat(2) or, with nofollow, lstat(2) of path into *sb, with
- * *r the call's result (errno set when -1).  Returns the table's slot
- * for the path, which readset_seen_writers() takes, or NULL when the
- * identity is not kept (no table, or a racy identity).
+ * One entry of an encoding (readset.h), as readset_get_entry() reads it:
+ * path points into the encoding and is not NUL-terminated.
  */
-struct rs_seen;
-struct rs_seen *readset_stat(struct rs_table *t, const char *path, int nofollow, struct stat *sb,
-			     int *r);
-/* readset_writers(), asked once per slot (s NULL: asked now). */
-int readset_seen_writers(struct rs_seen *s, int safe, const char *path, int nofollow,
-			 int64_t dev, int64_t ino);
-/* readset_value_now(), read once per table (t NULL: read now). */
-void readset_table_value(struct rs_table *t, const char *name, size_t n, struct buf *v);
+struct rs_entry {
+	uint8_t type, kind, flags;
+	uint32_t mode;
+	int64_t dev, ino, size, mtime_ns, ctime_ns, atime_ns;
+	const char *path;
+	size_t plen;
+};
+
+/*
+ * Read an encoding's head (magic, verdict, environment digest, reason,
+ * count), checking it: 0, or -1 with one reason appended to err (NULL:
+ * not wanted).  *reason points into the encoding (*rlen bytes).
+ */
+int readset_get_head(struct wire_reader *r, int *verdict, uint64_t *env, const char **reason,
+		     size_t *rlen, uint32_t *count, struct buf *err);
+/* Read and check the next entry: 0, or -1 when it is malformed. */
+int readset_get_entry(struct wire_reader *r, struct rs_entry *e);
 
 #endif

@@ -1,6 +1,9 @@
 /*
- * run.h - run one job inside a worker: spawn its command, feed its
- * standard input, capture its output, enforce its limits, reap it.
+ * run.h - run one job: spawn its command, feed its standard input,
+ * capture its output, enforce its limits, reap it.  A worker runs every
+ * job it is sent through here (worker/serve.c), and make's thread the
+ * first, unspeculated command of an async-shell call, in make's own
+ * group as $(shell) would (plugin/shell.c, callers_group).
  *
  * The command is started as launch.h describes: directly or through the
  * shell, in a session and process group of its own, with the job's
@@ -46,8 +49,10 @@
  * watched descriptors are no longer polled).  Whatever happens, run_job()
  * returns only after the command's process is reaped.
  *
- * Not thread-safe (uses the process's environment and children); meant
- * for the worker process, which runs one job at a time.
+ * Not thread-safe (uses the process's environment and children, and
+ * launch.h keeps its spawn attributes from one job to the next): one
+ * thread of a process runs one job at a time, a worker's or make's
+ * main thread (never the plugin's I/O thread).
  */
 #ifndef ASYNC_RUN_H
 #define ASYNC_RUN_H

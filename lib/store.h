@@ -1,8 +1,9 @@
 /*
  * store.h - the per-user directory that holds what one make run leaves for
- * the next (the async-shell record).  Whatever is read from it makes the
- * plugin run commands, so it is a security boundary, guarded the way
- * ccache guards its directory:
+ * the next: the answer cache's files (answer/: cached answers, async-shell's
+ * records, the counts) and syscan's verdicts (lib/syscan.h).  Whatever is
+ * read from it makes the plugin run commands or answer for one, so it is a
+ * security boundary, guarded the way ccache guards its directory:
  *
  *  - it lives in $XDG_CACHE_HOME/asynccompile, else ~/.cache/asynccompile,
  *    or the config's cache_dir; never in the source tree;
@@ -20,7 +21,11 @@
  * the other calls work relative to it (openat), so a directory renamed or
  * replaced by a symlink afterwards is not followed.  Nothing here prints:
  * every failure is returned with a one-line reason for a debug message.
- * Not thread-safe; make's thread only (the worker's --cache commands too).
+ * Not thread-safe (store_write() numbers its temporary names with a
+ * counter): one thread of a process at a time.  In the plugin that is
+ * make's thread (answer/; and syscan, under its lock, for a command run
+ * there); workers and the asynccompile command are processes of their
+ * own.  store_hash() is pure, for any thread.
  */
 #ifndef ASYNC_STORE_H
 #define ASYNC_STORE_H

@@ -1,8 +1,8 @@
 /*
  * wire.h - the field primitives of every encoding (proto.h's messages,
- * readset.h's read sets, record.h's records, cache.h's entries), in
- * native byte order: what one process writes, another on the same
- * machine reads.
+ * readset.h's read sets, syscan.h's entries; and answer/'s records,
+ * cache entries and command identities), in native byte order: what one
+ * process writes, another on the same machine reads.
  *
  * wire_put_* append to a struct buf and cannot fail (buf.h aborts on
  * allocation failure).  wire_get_* read from a struct wire_reader that

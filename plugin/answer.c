@@ -5,10 +5,11 @@
 #include <errno.h>
 #include <stdlib.h>
 
-#include "lib/cache.h"
+#include "answer/cache.h"
+#include "answer/readset_check.h"
+#include "answer/stats.h"
 #include "lib/launch.h"
 #include "lib/readset.h"
-#include "lib/stats.h"
 #include "lib/store.h"
 #include "plugin/answer.h"
 #include "plugin/log.h"

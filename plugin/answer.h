@@ -1,8 +1,9 @@
 /*
  * answer.h - where async-shell's and async-try's answers are kept and
  * vouched for: the per-user store (lib/store.h), the answer cache in it
- * (lib/cache.h, config `cache`), and the tracer that makes an answer
- * reusable (lib/readset.h).  Make's thread only.
+ * (answer/cache.h, config `cache`), and the tracer that makes an answer
+ * reusable (lib/readset.h: the read set a traced run leaves, checked
+ * before reuse by answer/readset_check.h).  Make's thread only.
  *
  * Nothing here fails loudly: a store, cache or tracer that cannot be had
  * means answers are not reused, and ASYNC_COMPILE_DEBUG says why
@@ -35,7 +36,7 @@ int answer_holds(const struct buf *rs, uint64_t env, const char *what);
  * stat'ed once, however many read sets hold it.  Bracket only one
  * uninterrupted stretch of the plugin's own work, in which no make code
  * runs and no command the plugin runs or waits for can write (spec.c's
- * load pass: lib/README, "identity table", says why no longer).
+ * load pass: answer/README, "Identity table", says why no longer).
  */
 void answer_table_open(void);
 void answer_table_close(void);
@@ -83,7 +84,7 @@ void answer_stats(struct answer_stats *st);
 
 /*
  * The counts this make adds to the store's stats file at exit
- * (lib/stats.h, `asynccompile -s`): a hit of kind `which`
+ * (answer/stats.h, `asynccompile -s`): a hit of kind `which`
  * (STATS_CACHE_HITS, STATS_SPEC_HITS, STATS_MEMO_HITS) that saved
  * saved_ns of running; a command that ran when asked for (answer_ran:
  * its read set's verdict counted too when `traced`, an untraced

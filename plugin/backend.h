@@ -1,6 +1,6 @@
 /*
  * backend.h - how jobs reach workers.  The engine's I/O thread is the only
- * caller, with engine.lock held; backends report back through the
+ * caller, with the_engine.lock held; backends report back through the
  * struct backend_report given at creation, from inside pollfds(),
  * events(), submit() or destroy(), so on that thread with that lock held.
  *

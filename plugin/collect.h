@@ -13,8 +13,8 @@
  * slot ("lent", SLOT_LENT); or, if one of them already runs on a token
  * (taken as it was queued, before make ran the line), that token goes
  * back to make and the step runs on the collector's slot instead.  The
- * collector cannot end before its steps
- * do, so the slot is never used twice.  This is what keeps -jN recipes
+ * collector cannot end before its steps do, so the slot is never used
+ * twice.  This is what keeps -jN recipes
  * waiting at once from holding every slot while their steps starve.
  *
  * Ownership: collect_add() takes the jobs (the engine has taken them out
@@ -24,7 +24,7 @@
  * make exits first.  A wait no collector claims (make did not run the
  * line: -n, -q, an earlier line failed) lives until collect_stop().
  *
- * Threads: every call is made with engine.lock held; collect_open() and
+ * Threads: every call is made with the_engine.lock held; collect_open() and
  * collect_add() on make's thread, the rest on the engine's I/O thread
  * (collect_stop() on either, once the backend is gone).
  */

@@ -7,7 +7,7 @@
  * (io.c) owns the backend, the slots (slots.h: jobserver client,
  * implicit slot, limit) and every descriptor to the pool; it blocks every
  * signal so make's handlers keep running on make's thread.  One mutex,
- * engine.lock, guards the job table, the queue and the counters; the I/O
+ * the_engine.lock, guards the job table, the queue and the counters; the I/O
  * thread holds it except while in poll(), so what a backend reports
  * (backend.h) comes in with it held.
  *

@@ -20,7 +20,7 @@
  *
  * guard_prepare: make's thread, before the engine starts, when make
  * inherited a jobserver: find the worker executable.
- * guard_cover: I/O thread, engine.lock held, before a token of `js` is
+ * guard_cover: I/O thread, the_engine.lock held, before a token of `js` is
  * taken: a guard for js, started unless one runs for it (a jobserver
  * that changed gets a new one, the old one leaves as on a re-exec).
  * Nothing without guard_prepare; a guard that cannot start is warned

@@ -8,7 +8,7 @@
  *     (request_job), fills the fields marked "make's thread" below and
  *     hands it to engine_submit().
  *  2. From then on the engine owns it: only the engine's I/O thread
- *     writes the fields marked "engine", always with engine.lock held.
+ *     writes the fields marked "engine", always with the_engine.lock held.
  *  3. engine_wait() returns it DONE and out of the engine's table; make's
  *     thread owns it again, reads `res`, and frees it with job_free().
  *  A job given to engine_cancel() or engine_collect() is the engine's for

@@ -6,7 +6,7 @@
  *
  * The table links jobs through their hnext/prev_all/next_all fields and
  * owns none of them.  Not thread-safe: the engine calls it with
- * engine.lock held.  Out of memory aborts: the plugin cannot report a
+ * the_engine.lock held.  Out of memory aborts: the plugin cannot report a
  * job it has lost.
  */
 #ifndef ASYNC_JOBTAB_H

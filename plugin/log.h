@@ -3,7 +3,7 @@
  * of text, and async-shell's debug output (ASYNC_COMPILE_DEBUG).
  *
  * Any thread may call log_msg(), make's or the engine's I/O thread, with
- * or without engine.lock: each line goes out in one write(2), past make's
+ * or without the_engine.lock: each line goes out in one write(2), past make's
  * stdio, so lines of the two threads never mix within a line.  The debug
  * calls are async-shell's: make's thread only.
  */

@@ -1,9 +1,9 @@
 /*
  * mk.h - talking to make through its loaded-object API (gnumake.h), in
  * mk.c.  make's thread only: these and the registration of the make
- * functions (setup.c, kbuild.c) are the only calls of gmk_*.  This is the edge where a
- * reason (lib/err.h) reaches the user inside make: mk_error() stops make
- * with it, mk_print() shows it.
+ * functions (setup.c, kbuild.c) are the only calls of gmk_*.  This is the
+ * edge where a reason (lib/err.h) reaches the user inside make:
+ * mk_error() stops make with it, mk_print() shows it.
  */
 #ifndef ASYNC_MK_H
 #define ASYNC_MK_H

@@ -13,7 +13,7 @@
  * environment is copied for the pool: puts the record into it.
  * reexec_jobserver: the jobserver every held token comes from (the
  * engine's), before the first one is taken.  reexec_hold: with
- * engine.lock held, for every token taken (+1) or to be given back (-1);
+ * the_engine.lock held, for every token taken (+1) or to be given back (-1);
  * for -1 it returns 1 when the caller writes the byte back, 0 when
  * reexec_give_back_held() already did (then js_forget() it).
  * reexec_give_back_held: async-signal-safe; gives back every token held.

@@ -30,11 +30,11 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "answer/record.h"
+#include "answer/stats.h"
 #include "lib/launch.h"
 #include "lib/readset.h"
-#include "lib/record.h"
 #include "lib/run.h"
-#include "lib/stats.h"
 #include "lib/store.h"
 #include "plugin/answer.h"
 #include "plugin/engine.h"

@@ -15,7 +15,7 @@
  * Make's thread calls slots_set() before each submission: the jobserver
  * in MAKEFLAGS (or the limit) may have appeared or changed.
  *
- * Not thread-safe: every call is made with engine.lock held.  Tokens are
+ * Not thread-safe: every call is made with the_engine.lock held.  Tokens are
  * recorded with reexec.c as they are taken, so a fatal signal's handler
  * or a re-executed make can give them back (reexec.h, fatal.h).
  */

@@ -1,3 +1,8 @@
+/*
+ * spawn.h - how the plugin starts its worker processes (spawned through
+ * pool/start.h, or forked from make's image) and finds the worker
+ * executable and the tracer.
+ */
 #ifndef ASYNC_SPAWN_H
 #define ASYNC_SPAWN_H
 

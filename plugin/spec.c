@@ -14,12 +14,12 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "lib/cache.h"
+#include "answer/cache.h"
+#include "answer/record.h"
+#include "answer/stats.h"
 #include "lib/launch.h"
-#include "lib/readset.h"
 #include "lib/proto.h"
-#include "lib/record.h"
-#include "lib/stats.h"
+#include "lib/readset.h"
 #include "lib/store.h"
 #include "lib/strv.h"
 #include "plugin/answer.h"

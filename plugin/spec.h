@@ -6,8 +6,8 @@
  * within -jN, those whose recorded run was pure and whose read set still
  * holds.  Make's thread only.
  *
- * A command's identity is record.h's cmdid as a buffer (id) and its
- * store_hash (h).
+ * A command's identity is answer/cmdid.h's cmdid as a buffer (id) and
+ * its store_hash (h); the record's format is answer/record.h.
  */
 #ifndef ASYNC_SPEC_H
 #define ASYNC_SPEC_H

@@ -13,7 +13,7 @@ cd "$TEST_ROOT" || exit 1
 # variable lookups that take the name as a string (spawn_find_file,
 # request_var).  ASYNC_COMPILE_FAULTS is the fault-injection build's.
 grep -rhoE '"ASYNC_COMPILE_[A-Z_]+"' --include='*.c' --include='*.h' \
-	lib pool plugin worker config cli trace | tr -d '"' | grep -vx ASYNC_COMPILE_FAULTS |
+	lib answer pool plugin worker config cli trace | tr -d '"' | grep -vx ASYNC_COMPILE_FAULTS |
 	LC_ALL=C sort -u >"$TRASH/code"
 # Listed under ENVIRONMENT: the .B/.BR line after each .TP.
 sed -n '/^\.SH ENVIRONMENT/,/^\.SH /p' "$page" |

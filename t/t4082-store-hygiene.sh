@@ -1,7 +1,7 @@
 #!/bin/sh
 # The store keeps within its bounds: async-shell's speculation records
 # expire with cache_max_age as cache entries do, and cache_max_size
-# bounds entries and records together (lib/cache.h, cache_evict()).
+# bounds entries and records together (answer/cache.h, cache_evict()).
 . "$(dirname "$0")/lib.sh"
 store=$XDG_CACHE_HOME/asynccompile
 write_mk Makefile <<'EOF2'

@@ -109,7 +109,7 @@ ok "time saved: at least the 0.2 s of A three times (memo twice, cache once)" \
 	sh -c '[ "$(echo "$0" | sed "s/^0*//")" -ge 600 ] || { echo "saved $0 ms"; exit 1; }' "$(saved_ms)"
 ok "-s shows the cache's entries" sh -c 'grep -q "^cache  *entries=[1-9][0-9]* bytes=[1-9]" cli.out'
 
-# two makes at once: neither's counts are lost (the lock; lib/stats.h)
+# two makes at once: neither's counts are lost (the lock; answer/stats.h)
 write_mk two.mk <<'EOF2'
 load @PLUGIN@
 X := $(async-shell echo $(N))

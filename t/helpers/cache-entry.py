@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """cache-entry.py FILE AGE_SECONDS
 
-Rewrite an answer-cache entry (lib/cache.h) as if it had been created
+Rewrite an answer-cache entry (answer/cache.h) as if it had been created
 AGE_SECONDS ago, with a valid checksum: how a test ages an entry without
 waiting.  Exits 1 if FILE is not an entry.
 """

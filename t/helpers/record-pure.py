@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """record-pure.py FILE
 
-Rewrite an async-shell record (lib/record.h) so that every entry's last
+Rewrite an async-shell record (answer/record.h) so that every entry's last
 run reads as pure with nothing read (lib/readset.h), keeping each read
 set's environment digest, with a valid checksum: the record an older
 tracer, one that did not see what a command did, would have written.  A

@@ -1,8 +1,9 @@
 /*
- * Unit tests for lib/readset.c and readset_check.c: the verdict a trace
- * log earns, the read set's codec, and its check against the file system.
- * The logs are written here by hand, event by event, as the preload would
- * write them (lib/tracelog.h); test-trace.c checks the preload itself.
+ * Unit tests for lib/readset.c, readset_decode.c and
+ * answer/readset_check.c: the verdict a trace log earns, the read set's
+ * codec, and its check against the file system.  The logs are written
+ * here by hand, event by event, as the preload would write them
+ * (lib/tracelog.h); test-trace.c checks the preload itself.
  */
 #include <fcntl.h>
 #include <stdio.h>
@@ -15,6 +16,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "answer/readset_check.h"
 #include "lib/pstate.h"
 #include "lib/readset.h"
 #include "lib/tracelog.h"

@@ -1,5 +1,5 @@
 /*
- * Unit tests for lib/record.c (the async-shell record codec) and
+ * Unit tests for answer/record.c (the async-shell record codec) and
  * lib/store.c (the per-user store's guards and atomic writes).
  */
 #include <fcntl.h>
@@ -9,9 +9,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "answer/record.h"
 #include "lib/proto.h"
 #include "lib/readset.h"
-#include "lib/record.h"
 #include "lib/store.h"
 #include "tap.h"
 

@@ -1,5 +1,5 @@
 /*
- * Unit tests for lib/stats.c: the store's stats file, read back as
+ * Unit tests for answer/stats.c: the store's stats file, read back as
  * hostile input, and added to by concurrent makes under its lock.
  */
 #include <fcntl.h>
@@ -12,7 +12,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "lib/stats.h"
+#include "answer/stats.h"
 #include "lib/store.h"
 #include "tap.h"
 

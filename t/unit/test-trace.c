@@ -24,6 +24,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "answer/readset_check.h"
 #include "lib/buf.h"
 #include "lib/readset.h"
 #include "lib/tracelog.h"

@@ -1,6 +1,6 @@
 /*
  * cache.h - answers of async-shell and async-try kept between make runs,
- * in the per-user store (store.h: the same ownership, mode and atomicity
+ * in the per-user store (lib/store.h: the same ownership, mode and atomicity
  * rules), in its subdirectory cache/.
  *
  * Kbuild's removed .cache.mk went stale when the compiler changed under
@@ -27,9 +27,9 @@
  *   i64      created, seconds since the epoch
  *   i32      status
  *   i64      how long the run that made the answer took, in ns (>= 0):
- *            the time a hit saves (`asynccompile -s`, lib/stats.h)
+ *            the time a hit saves (`asynccompile -s`, stats.h)
  *   bytes    stdout, bytes stderr
- *   bytes    the read set (readset.h), pure: a lookup checks it
+ *   bytes    the read set (lib/readset.h), pure: a lookup checks it
  *   u64      FNV-1a 64 of every byte before it
  * Only answers of jobs that ran to completion are kept (the caller's
  * cache_cacheable()).  Entries are written whole and renamed into place;
@@ -55,7 +55,7 @@ struct cache_answer {
 	int32_t status;
 	int64_t run_ns;     /* the wall time of the run that made it */
 	struct buf out, err;
-	struct buf readset; /* what the answer depended on (readset.h) */
+	struct buf readset; /* what the answer depended on (lib/readset.h) */
 };
 
 /* Append the key for a command (see above).  `env` is the config env. */
@@ -72,7 +72,7 @@ int cache_open(int store, struct buf *err);
  * needs the entry's read set to hold now, with `env` the digest of the
  * environment the command would get (readset_check_in(), through the
  * identity table t, NULL for none); err gets the reason when it does not
- * (err.h).
+ * (lib/err.h).
  */
 struct rs_table;
 int cache_get(int dir, const struct buf *key, int64_t max_age_ms, uint64_t env,

@@ -1,7 +1,7 @@
 /*
  * cmdid.h - a command's identity: everything that must be equal for one
  * run's answer to stand for another's (shell, shell flags, directory and
- * command text), encoded with wire.h's field primitives so that equal
+ * command text), encoded with lib/wire.h's field primitives so that equal
  * identities are equal bytes.  The record (record.h) names its entries
  * by it.
  */

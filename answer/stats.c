@@ -10,8 +10,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "answer/stats.h"
 #include "lib/err.h"
-#include "lib/stats.h"
 #include "lib/store.h"
 
 static const char stats_file[] = "stats";

@@ -1,5 +1,5 @@
 /*
- * readset_table.c - a table of identities (readset.h, struct rs_table):
+ * readset_table.c - a table of identities (readset_check.h, struct rs_table):
  * the read sets checked with one table stat each path once, probe it
  * for writers once and read each VALUE input once.
  *
@@ -9,14 +9,15 @@
  * change again without its identity showing it, so it is never kept:
  * every check looks at such a path afresh.
  */
-#include "lib/readset.h"
-#include "lib/readset_impl.h"
+#include "answer/readset_check.h"
+#include "answer/readset_table.h"
 
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
+#include "lib/readset_impl.h"
 #include "lib/store.h"
 
 struct rs_seen {

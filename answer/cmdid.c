@@ -2,7 +2,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "lib/cmdid.h"
+#include "answer/cmdid.h"
 #include "lib/strv.h"
 #include "lib/wire.h"
 

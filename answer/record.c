@@ -2,10 +2,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "answer/record.h"
+#include "lib/err.h"
 #include "lib/proto.h"
 #include "lib/readset.h"
-#include "lib/err.h"
-#include "lib/record.h"
 #include "lib/store.h"
 
 static const char record_magic[8] = "ACRECORD";

@@ -1,6 +1,6 @@
 /*
  * stats.h - the counts `asynccompile -s` shows, kept across make runs in
- * the per-user store (store.h: the same ownership, mode and atomicity
+ * the per-user store (lib/store.h: the same ownership, mode and atomicity
  * rules), in its file `stats`.
  *
  * Each make that reused or ran an answer (async-shell, async-try) adds
@@ -62,7 +62,7 @@ const char *stats_name(enum stats_counter c);
 void stats_encode(const struct stats *st, struct buf *out);
 /*
  * Decode a file's bytes into *st: 0, or -1 with one reason appended to
- * err (err.h) and *st all zeros.
+ * err (lib/err.h) and *st all zeros.
  */
 int stats_decode(const void *p, size_t n, struct stats *st, struct buf *err);
 

@@ -13,11 +13,12 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "lib/cache.h"
+#include "answer/cache.h"
+#include "answer/readset_check.h"
+#include "answer/record.h"
 #include "lib/err.h"
-#include "lib/readset.h"
-#include "lib/record.h"
 #include "lib/proto.h"
+#include "lib/readset.h"
 #include "lib/store.h"
 
 static const char cache_magic[8] = "ACCACHE1";
