@@ -64,7 +64,7 @@ static struct {
 	int loaded;             /* shell_load ran */
 	struct memo *memo[MEMO_SIZE];
 	unsigned long misses, memo_hits, stale;
-	unsigned long cache_hits; /* calls the cache answered (not through speculation) */
+	unsigned long cache_hits; /* calls the cache answered at the call (spec.c counts those it answered at load) */
 } shell_state;
 
 static struct memo *shell_memo_find(const struct buf *id, uint64_t h)
@@ -176,18 +176,28 @@ void shell_makefiles_read(void)
 static void shell_debug_summary(void)
 {
 	struct spec_stats sp;
+	struct answer_stats an;
 	struct buf b = BUF_INIT;
-	unsigned long calls;
+	unsigned long calls, cached;
 
 	if (!log_debugging())
 		return;
 	spec_stats(&sp);
-	calls = shell_state.memo_hits + shell_state.cache_hits + sp.hits + shell_state.misses;
+	answer_stats(&an);
+	cached = shell_state.cache_hits + sp.cached;
+	calls = shell_state.memo_hits + cached + sp.hits + shell_state.misses;
 	buf_addf(&b, "%lu call%s: %lu from the cache, %lu by speculation, %lu from the memo, %lu run",
-		 calls, calls == 1 ? "" : "s", shell_state.cache_hits, sp.hits,
+		 calls, calls == 1 ? "" : "s", cached, sp.hits,
 		 shell_state.memo_hits, shell_state.misses);
 	if (sp.speculated)
 		buf_addf(&b, " (%lu speculated, %lu unused)", sp.speculated, sp.unused);
+	/*
+	 * A lookup the cache missed can still be answered (by speculation),
+	 * so "no misses" alone would hide a cache that never hits: a new
+	 * variable in the environment misses every entry (t9040).
+	 */
+	if (an.misses)
+		buf_addf(&b, " (the cache missed %lu lookup%s)", an.misses, an.misses == 1 ? "" : "s");
 	log_debug_summary(calls, (char *)b.data);
 	buf_release(&b);
 }

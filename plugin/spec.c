@@ -50,7 +50,7 @@ static struct {
 	size_t nspec;
 	struct record_entry *seen; /* commands asked for while makefiles were read */
 	size_t nseen, capseen;
-	unsigned long speculated, hits, unused, unproven, rejected;
+	unsigned long speculated, hits, unused, unproven, rejected, cached;
 	unsigned long names;
 } spec_state;
 
@@ -465,6 +465,7 @@ struct job *spec_answer(struct job *j, char **ran, uint64_t ran_env, char **call
 			 j->cached ? "cached answer not used" : "speculated answer not used")) {
 		if (j->cached) {
 			answer_hit(j); /* filled from the cache at load */
+			spec_state.cached++;
 			return j;
 		}
 		spec_state.hits++;
@@ -522,4 +523,5 @@ void spec_stats(struct spec_stats *st)
 	st->unused = spec_state.unused;
 	st->unproven = spec_state.unproven;
 	st->rejected = spec_state.rejected;
+	st->cached = spec_state.cached;
 }

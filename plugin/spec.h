@@ -57,6 +57,7 @@ size_t spec_note(size_t seen, const struct buf *id, const struct buf *rs, char *
 
 struct spec_stats {
 	unsigned long speculated, hits, unused, unproven, rejected;
+	unsigned long cached; /* calls answered by a cache entry found at load */
 };
 void spec_stats(struct spec_stats *st);
 

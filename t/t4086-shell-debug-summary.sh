@@ -61,6 +61,20 @@ ASYNC_COMPILE_SPECULATE=0 ASYNC_COMPILE_DEBUG=1 run_make
 ASYNC_COMPILE_SPECULATE=0 ASYNC_COMPILE_DEBUG=1 run_make
 ok "answers from the cache are counted as such" one_summary \
 	'4 calls: 3 from the cache, 0 by speculation, 1 from the memo, 0 run; no misses'
+# the same answers found in the cache at load, for speculation, and
+# taken at the calls: counted too (they were not: no line was printed).
+# Answers are kept per environment, and the runs above had
+# ASYNC_COMPILE_SPECULATE=0 in theirs: the first run keeps them for this one.
+ASYNC_COMPILE_DEBUG=1 run_make
+ASYNC_COMPILE_DEBUG=1 run_make
+ok "cached answers taken at load are counted as from the cache" one_summary \
+	'4 calls: 3 from the cache, 0 by speculation, 1 from the memo, 0 run; no misses'
+# a variable new to the environment misses every cache entry (answers
+# are kept per environment) and speculation answers: the line says so
+ASYNC_COMPILE_DEBUG=1 run_make T4086_NEW=1
+ASYNC_COMPILE_DEBUG=1 T4086_NEWER=1 run_make
+ok "a new variable: speculation answers, and the cache's misses are counted" one_summary \
+	'4 calls: 0 from the cache, 3 by speculation, 1 from the memo, 0 run (3 speculated, 0 unused) (the cache missed 3 lookups); no misses'
 
 # each make says its own: a sub-make too
 write_mk Makefile <<'EOF2'
