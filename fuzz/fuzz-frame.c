@@ -1,6 +1,7 @@
 /*
- * fuzz-frame.c - drive the frame decoder and every message decoder with
- * arbitrary bytes, cut into chunks as frames.h says.  Seeds come
+ * fuzz-frame.c - drive the frame decoder, every message decoder and the
+ * dispatch by type (lib/msgtab.h) with arbitrary bytes, cut into chunks
+ * as frames.h says.  Seeds come
  * from `t/unit/test-proto.t --write-corpus fuzz/corpus/frame`.
  */
 #include <stddef.h>
@@ -8,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "lib/msgtab.h"
 #include "lib/proto.h"
 #include "frames.h"
 
@@ -72,12 +74,41 @@ static void fuzz_messages(const unsigned char *p, size_t n)
 	buf_release(&why);
 }
 
+/* A role's table (lib/msgtab.h): some types on some ids. */
+static int fuzz_route(void *ctx, const struct msg_in *m)
+{
+	int want = m->id > 0 ? MSG_JOB : m->id == 0 ? MSG_STATS : -2;
+
+	if (ctx || msg_type(m->p, m->n) != want || m->type != want ||
+	    m->text != (const char *)m->p + 1 || (size_t)m->text_len != m->n - 1)
+		abort(); /* only JOB on a job id and STATS on id 0 come here */
+	return 3;
+}
+
+static const struct msg_route fuzz_routes[] = {
+	{ MSG_JOB, MSG_ON_JOB, fuzz_route },
+	{ MSG_STATS, MSG_ON_CONTROL, fuzz_route },
+};
+static const struct msg_table fuzz_table = MSG_TABLE("fuzzer", fuzz_routes);
+
+/* Every frame is handled or the one error, whatever its bytes. */
+static void fuzz_dispatch(const struct frame_decoder *d)
+{
+	struct buf why = BUF_INIT;
+	int r = msg_dispatch(&fuzz_table, NULL, d->id, d->payload.data, d->payload.len, &why);
+
+	if (r == -1 ? !why.len || strncmp((char *)why.data, "unexpected message ", 19) : r != 3 || why.len)
+		abort();
+	buf_release(&why);
+}
+
 /* every frame as the decoder hands it over, then its messages */
 static void fuzz_frame(struct frame_decoder *d)
 {
 	if (d->payload.len != (size_t)d->len || d->id < -1 || (d->id == -1 && d->len))
 		abort();
 	fuzz_messages(d->payload.data, d->payload.len);
+	fuzz_dispatch(d);
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)

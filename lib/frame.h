@@ -5,7 +5,7 @@
  * Framing: every frame is a 16-byte header of two native-endian int64_t,
  * job id then payload length, followed by `length` payload bytes.
  *   id  > 0   a job frame (JOB, STARTED, RESULT, CANCEL for that job)
- *   id == 0   a control frame (HELLO, STATS, ERROR, WORKERS)
+ *   id == 0   a control frame (HELLO, STATS, ERROR, WORKERS...)
  *   id == -1  shutdown; payload length must be 0
  *   id < -1   malformed
  * A payload longer than PROTO_MAX_PAYLOAD, or a negative length, is

@@ -28,15 +28,25 @@
 /* Largest pool a WORKERS message may ask for (the config's own limit). */
 #define PROTO_MAX_WORKERS 1024
 
+/*
+ * The message types, X(NAME, type byte): MSG_NAME in enum proto_type, and
+ * NAME in errors (msgtab.h's msg_type_name).  Which role accepts which is
+ * each role's table (msgtab.h).
+ */
+#define MSG_TYPES(X) \
+	X(HELLO, 1)   /* control, both ways: version handshake */ \
+	X(JOB, 2)     /* to worker/supervisor: run this job */ \
+	X(STARTED, 3) /* from worker: job's process group exists */ \
+	X(RESULT, 4)  /* from worker/supervisor: job finished */ \
+	X(CANCEL, 5)  /* to worker/supervisor: stop this job (as timeout) */ \
+	X(STATS, 6)   /* control: request (empty) / reply (counters) */ \
+	X(ERROR, 7)   /* control, from a peer: fatal protocol error text */ \
+	X(WORKERS, 8) /* control, to a supervisor: run up to N workers */
+
 enum proto_type {
-	MSG_HELLO = 1,   /* control, both ways: version handshake */
-	MSG_JOB = 2,     /* to worker/supervisor: run this job */
-	MSG_STARTED = 3, /* from worker: job's process group exists */
-	MSG_RESULT = 4,  /* from worker/supervisor: job finished */
-	MSG_CANCEL = 5,  /* to worker/supervisor: stop this job (as timeout) */
-	MSG_STATS = 6,   /* control: request (empty) / reply (counters) */
-	MSG_ERROR = 7,   /* control, from a peer: fatal protocol error text */
-	MSG_WORKERS = 8, /* control, to a supervisor: run up to N workers */
+#define MSG_ENUM_ROW(name, byte) MSG_##name = byte,
+	MSG_TYPES(MSG_ENUM_ROW)
+#undef MSG_ENUM_ROW
 };
 
 /*

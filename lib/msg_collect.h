@@ -26,10 +26,16 @@
 #include "lib/buf.h"
 #include "lib/proto.h"
 
+/* The channel's own types, X(NAME, type byte), as msg.h's MSG_TYPES. */
+#define MSG_COLLECT_TYPES(X) \
+	X(COLLECT, 9)   /* collector -> plugin, first and only frame */ \
+	X(STEP, 10)     /* plugin -> collector, one per waited step */ \
+	X(PROGRESS, 11) /* plugin -> collector, control: the wait's state */
+
 enum {
-	MSG_COLLECT = 9, /* collector -> plugin, first and only frame */
-	MSG_STEP = 10,   /* plugin -> collector, one per waited step */
-	MSG_PROGRESS = 11, /* plugin -> collector, control: the wait's state */
+#define MSG_ENUM_ROW(name, byte) MSG_##name = byte,
+	MSG_COLLECT_TYPES(MSG_ENUM_ROW)
+#undef MSG_ENUM_ROW
 };
 
 /* A wait's cookie: this many random bytes, written as twice as many hex digits. */
