@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "lib/err.h"
+#include "lib/msgtab.h"
 #include "lib/proto.h"
 #include "plugin/backend.h"
 #include "plugin/fatal.h"
@@ -283,66 +284,89 @@ static size_t sub_pollfds(struct backend *b, struct pollfd *fds, size_t max, int
 	return n;
 }
 
-/* One complete frame from the supervisor.  Returns -1 if it is unusable. */
-static int sub_frame(struct sub *s)
+/*
+ * A frame the supervisor got wrong: logged (err released), and the
+ * connection is unusable (1).
+ */
+static int sub_bad(int64_t id, struct buf *err)
 {
-	const void *p = s->dec.payload.data;
-	size_t n = s->dec.payload.len;
-	int64_t id = s->dec.id;
-	const char *why = NULL, *text;
-	struct buf err = BUF_INIT;
-	int type = msg_type(p, n), len;
-
-	if (id == PROTO_ID_SHUTDOWN)
-		return -1;
-	if (type == MSG_HELLO && id == PROTO_ID_CONTROL) {
-		struct hello_msg h;
-		if (msg_get_hello(p, n, &h, NULL) < 0 || h.version != PROTO_VERSION) {
-			log_msg("pool supervisor speaks protocol %u, not %d",
-				   h.version, PROTO_VERSION);
-			return -1;
-		}
-		s->ready = 1;
-		return 0;
-	}
-	if (!msg_get_text(p, n, MSG_ERROR, &text, &len)) {
-		log_msg("pool supervisor reported: %.*s", len, text);
-		return -1;
-	}
-	if (type == MSG_STARTED && id > 0) {
-		struct started_msg m;
-		if (msg_get_started(p, n, &m, &err) < 0)
-			goto bad;
-		for (int i = 0; i < s->nfl; i++)
-			if (s->fl[i].id == id && !s->fl[i].started_ns)
-				s->fl[i].started_ns = proto_now_ns();
-		s->report.started(s->report.ctx, id, &m);
-		return 0;
-	}
-	if (type == MSG_RESULT && id > 0) {
-		struct result_msg r;
-		if (msg_get_result(p, n, &r, &err) < 0)
-			goto bad;
-		s->deaths = 0;
-		sub_done(s, id);
-		s->report.result(s->report.ctx, id, &r);
-		msg_result_release(&r);
-		return 0;
-	}
-	if (type == MSG_STATS)
-		return 0;
-	why = "unexpected message";
-bad:
 	log_msg("bad frame from the pool supervisor (job %lld): %s", (long long)id,
-		why ? why : (char *)err.data);
-	buf_release(&err);
-	return -1;
+		(char *)err->data);
+	buf_release(err);
+	return 1;
 }
 
+/* The supervisor's messages: 0 to go on, 1 when the connection is unusable. */
+static int sub_on_hello(void *ctx, const struct msg_in *m)
+{
+	struct hello_msg h;
+
+	if (msg_get_hello(m->p, m->n, &h, NULL) < 0 || h.version != PROTO_VERSION) {
+		log_msg("pool supervisor speaks protocol %u, not %d", h.version, PROTO_VERSION);
+		return 1;
+	}
+	((struct sub *)ctx)->ready = 1;
+	return 0;
+}
+
+static int sub_on_error(void *ctx, const struct msg_in *m)
+{
+	(void)ctx;
+	log_msg("pool supervisor reported: %.*s", m->text_len, m->text);
+	return 1;
+}
+
+static int sub_on_started(void *ctx, const struct msg_in *m)
+{
+	struct sub *s = ctx;
+	struct started_msg sm;
+	struct buf err = BUF_INIT;
+
+	if (msg_get_started(m->p, m->n, &sm, &err) < 0)
+		return sub_bad(m->id, &err);
+	for (int i = 0; i < s->nfl; i++)
+		if (s->fl[i].id == m->id && !s->fl[i].started_ns)
+			s->fl[i].started_ns = proto_now_ns();
+	s->report.started(s->report.ctx, m->id, &sm);
+	return 0;
+}
+
+static int sub_on_result(void *ctx, const struct msg_in *m)
+{
+	struct result_msg r;
+	struct buf err = BUF_INIT;
+	struct sub *s = ctx;
+
+	if (msg_get_result(m->p, m->n, &r, &err) < 0)
+		return sub_bad(m->id, &err);
+	s->deaths = 0;
+	sub_done(s, m->id);
+	s->report.result(s->report.ctx, m->id, &r);
+	msg_result_release(&r);
+	return 0;
+}
+
+static const struct msg_route sub_routes[] = {
+	{ MSG_HELLO, MSG_ON_CONTROL, sub_on_hello },
+	{ MSG_STARTED, MSG_ON_JOB, sub_on_started },
+	{ MSG_RESULT, MSG_ON_JOB, sub_on_result },
+	{ MSG_STATS, MSG_ON_CONTROL, msg_ignore },
+	{ MSG_ERROR, MSG_ON_CONTROL, sub_on_error },
+};
+static const struct msg_table sub_table = MSG_TABLE("plugin", sub_routes);
+
+/* One complete frame from the supervisor: non-zero if it is unusable. */
 static int sub_on_frame(void *ctx, struct frame_decoder *d)
 {
-	(void)d;
-	return sub_frame(ctx);
+	struct buf err = BUF_INIT;
+	int r;
+
+	if (d->id == PROTO_ID_SHUTDOWN)
+		return 1;
+	r = msg_dispatch(&sub_table, ctx, d->id, d->payload.data, d->payload.len, &err);
+	if (r < 0)
+		return sub_bad(d->id, &err);
+	return r != 0;
 }
 
 static void sub_events(struct backend *b, const struct pollfd *fds, size_t nfds)

@@ -36,6 +36,7 @@
 #include "lib/board.h"
 #include "pool/pool_impl.h"
 #include "lib/err.h"
+#include "lib/msgtab.h"
 #include "lib/run.h"
 
 /* A worker must answer HELLO this fast (ASan and loaded machines included). */
@@ -349,64 +350,92 @@ static void pool_got_result(struct pool *p, struct pworker *w)
 	msg_result_release(&res);
 }
 
-static void pool_got_frame(struct pool *p, struct pworker *w)
-{
-	struct frame_decoder *d = &w->dec;
-	int type = msg_type(d->payload.data, d->payload.len);
-	const char *text;
-	int len;
-
-	if (d->id == PROTO_ID_CONTROL && type == MSG_HELLO) {
-		pool_got_hello(p, w);
-		return;
-	}
-	if (d->id == PROTO_ID_CONTROL &&
-	    !msg_get_text(d->payload.data, d->payload.len, MSG_ERROR, &text, &len)) {
-		/* a peer's text is bounded, as it was in the old fixed line */
-		pool_lose(p, w, 1, "reported an error: %.*s", len < 180 ? len : 180, text);
-		return;
-	}
-	if (d->id == PROTO_ID_CONTROL && type == MSG_STATS)
-		return;
-	if (w->state != W_BUSY || d->id != w->job->id) {
-		pool_lose(p, w, 1, "sent a frame (job %" PRId64 ", type %d) "
-			  "it had no business sending", d->id, type);
-		return;
-	}
-	if (type == MSG_STARTED) {
-		struct started_msg m;
-		struct buf err = BUF_INIT;
-
-		if (msg_get_started(d->payload.data, d->payload.len, &m, &err) < 0) {
-			pool_lose(p, w, 1, "sent a bad STARTED: %s", (char *)err.data);
-			buf_release(&err);
-			return;
-		}
-		w->job_pgid = m.pid;
-		m.worker = w->index;
-		m.running = w->job->running;
-		if (p->ops.started)
-			p->ops.started(p->ctx, d->id, &m);
-		return;
-	}
-	if (type == MSG_RESULT) {
-		pool_got_result(p, w);
-		return;
-	}
-	pool_lose(p, w, 1, "sent an unexpected message type %d", type);
-}
-
+/* A worker's messages (handlers return 0): the frame is in r->w->dec. */
 struct pool_reading {
 	struct pool *p;
 	struct pworker *w;
 };
 
-static int pool_on_frame(void *ctx, struct frame_decoder *d)
+static int pool_on_hello(void *ctx, const struct msg_in *m)
 {
 	struct pool_reading *r = ctx;
 
-	(void)d;
-	pool_got_frame(r->p, r->w);
+	(void)m; /* pool_got_hello() reads it in r->w->dec */
+	pool_got_hello(r->p, r->w);
+	return 0;
+}
+
+static int pool_on_error(void *ctx, const struct msg_in *m)
+{
+	struct pool_reading *r = ctx;
+
+	/* a peer's text is bounded, as it was in the old fixed line */
+	pool_lose(r->p, r->w, 1, "reported an error: %.*s", m->text_len < 180 ? m->text_len : 180,
+		  m->text);
+	return 0;
+}
+
+/* A job's frame must be about the job the worker runs. */
+static int pool_job_frame_ok(struct pool_reading *r, const struct msg_in *m)
+{
+	struct pworker *w = r->w;
+
+	if (w->state == W_BUSY && m->id == w->job->id)
+		return 1;
+	pool_lose(r->p, w, 1, "sent a frame (job %" PRId64 ", type %d) it had no business sending",
+		  m->id, m->type);
+	return 0;
+}
+
+static int pool_on_started(void *ctx, const struct msg_in *m)
+{
+	struct pool_reading *r = ctx;
+	struct pool *p = r->p;
+	struct pworker *w = r->w;
+	struct started_msg sm;
+	struct buf err = BUF_INIT;
+
+	if (!pool_job_frame_ok(r, m))
+		return 0;
+	if (msg_get_started(m->p, m->n, &sm, &err) < 0) {
+		pool_lose(p, w, 1, "sent a bad STARTED: %s", (char *)err.data);
+		buf_release(&err);
+		return 0;
+	}
+	w->job_pgid = sm.pid;
+	sm.worker = w->index;
+	sm.running = w->job->running;
+	if (p->ops.started)
+		p->ops.started(p->ctx, m->id, &sm);
+	return 0;
+}
+
+static int pool_on_result(void *ctx, const struct msg_in *m)
+{
+	struct pool_reading *r = ctx;
+
+	if (pool_job_frame_ok(r, m))
+		pool_got_result(r->p, r->w);
+	return 0;
+}
+
+static const struct msg_route pool_routes[] = {
+	{ MSG_HELLO, MSG_ON_CONTROL, pool_on_hello },
+	{ MSG_STARTED, MSG_ON_JOB, pool_on_started },
+	{ MSG_RESULT, MSG_ON_JOB, pool_on_result },
+	{ MSG_STATS, MSG_ON_CONTROL, msg_ignore },
+	{ MSG_ERROR, MSG_ON_CONTROL, pool_on_error },
+};
+static const struct msg_table pool_table = MSG_TABLE("pool", pool_routes);
+
+static int pool_on_frame(void *ctx, struct frame_decoder *d)
+{
+	struct pool_reading *r = ctx;
+	struct buf err = BUF_INIT;
+
+	if (msg_dispatch(&pool_table, r, d->id, d->payload.data, d->payload.len, &err) < 0)
+		pool_lose(r->p, r->w, 1, "sent an %s", (char *)err.data);
+	buf_release(&err);
 	return r->w->state == W_DOWN; /* its decoder is gone with it */
 }
 

@@ -15,7 +15,7 @@ malformed() {
 
 ok 'negative payload length' malformed neglen 'frame header: payload length -5 is negative'
 ok 'job id below -1' malformed badid 'frame header: job id -7 is invalid'
-ok 'unknown message type' malformed badtype 'unexpected frame (job 1, type 99)'
+ok 'unknown message type' malformed badtype 'unexpected message type 99 on job 1 for the supervisor'
 ok 'JOB payload cut short' malformed shortjob 'job 1: JOB: message too short'
 ok 'EOF in the middle of a payload' malformed truncated \
 	'truncated frame: got 3 of 100 payload bytes for job 1'

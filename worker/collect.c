@@ -26,6 +26,7 @@
 #include <unistd.h>
 
 #include "lib/msg_collect.h"
+#include "lib/msgtab.h"
 #include "lib/progress.h"
 #include "worker/diag.h"
 #include "worker/worker.h"
@@ -146,14 +147,72 @@ static int collect_exit_status(int status)
 	return status > 0 && status < 256 ? status : 1;
 }
 
+/* One wait's collection, as the plugin's messages bring it. */
+struct collector {
+	struct collect_line line;
+	int64_t wait;        /* its number */
+	int64_t next;        /* the step expected next: 1, 2, ... */
+	struct buf fail;     /* "  NAME (status N): COMMAND" of each failed step */
+	int nfail, first;    /* how many failed; the first one's status */
+};
+
+/* Handlers return 0 to go on, 1 when the collection ends with an error. */
+static int collector_on_progress(void *ctx, const struct msg_in *m)
+{
+	return collect_line_update(&((struct collector *)ctx)->line, m->p, m->n) < 0;
+}
+
+static int collector_on_error(void *ctx, const struct msg_in *m)
+{
+	struct collector *c = ctx;
+
+	collect_line_erase(&c->line);
+	diag_warn("--collect: make refused wait %lld: %.*s", (long long)c->wait, m->text_len,
+		  m->text);
+	return 1;
+}
+
+static int collector_on_step(void *ctx, const struct msg_in *m)
+{
+	struct collector *c = ctx;
+	struct step_msg st;
+	struct buf err = BUF_INIT;
+
+	if (m->id != c->next || msg_get_step(m->p, m->n, &st, &err) < 0) {
+		collect_line_erase(&c->line);
+		diag_warn("--collect: bad message from make: %s", m->id != c->next
+			  ? "a step out of order" : (char *)err.data);
+		buf_release(&err);
+		return 1;
+	}
+	c->next++;
+	if (st.res.out.len || st.res.err.len)
+		collect_line_erase(&c->line);
+	msg_result_emit(&st.res, collect_write);
+	if (st.res.status) {
+		if (!c->nfail++)
+			c->first = st.res.status;
+		buf_addf(&c->fail, "  %s (status %d): %s\n", st.name, (int)st.res.status,
+			 st.command);
+	}
+	msg_step_release(&st);
+	return 0;
+}
+
+static const struct msg_route collector_routes[] = {
+	{ MSG_STEP, MSG_ON_JOB, collector_on_step },
+	{ MSG_PROGRESS, MSG_ON_CONTROL, collector_on_progress },
+	{ MSG_ERROR, MSG_ON_CONTROL, collector_on_error },
+};
+static const struct msg_table collector_table = MSG_TABLE("collector", collector_routes);
+
 int collect_main(const char *path, const char *arg)
 {
 	struct collect_msg hello;
 	struct frame_decoder d;
-	struct buf payload = BUF_INIT, fail = BUF_INIT;
-	int fd, nfail = 0, first = 0, rc = COLLECT_EXIT_ERROR;
-	int64_t next = 1;
-	struct collect_line line = { .since = proto_now_ns() };
+	struct buf payload = BUF_INIT;
+	int fd, rc = COLLECT_EXIT_ERROR;
+	struct collector c = { .line = { .since = proto_now_ns() }, .next = 1 };
 
 	if (msg_collect_parse_arg(arg, &hello) < 0) {
 		diag_warn("--collect: '%s' is not a wait (WAIT:COOKIE); this command is "
@@ -175,17 +234,16 @@ int collect_main(const char *path, const char *arg)
 		return COLLECT_EXIT_ERROR;
 	}
 	buf_release(&payload);
+	c.wait = hello.wait;
 	frame_decoder_init(&d);
 	for (;;) {
-		struct step_msg st;
 		struct buf err = BUF_INIT;
-		const char *text;
-		int r, len;
+		int r;
 
-		collect_line_wait(&line, fd);
+		collect_line_wait(&c.line, fd);
 		r = frame_read_one(fd, &d);
 		if (r <= 0) {
-			collect_line_erase(&line);
+			collect_line_erase(&c.line);
 			if (r == 0)
 				diag_warn("--collect: the make that queued wait %lld exited "
 					  "before its steps ended", (long long)hello.wait);
@@ -196,57 +254,33 @@ int collect_main(const char *path, const char *arg)
 			break;
 		}
 		if (d.id == PROTO_ID_SHUTDOWN) {
-			collect_line_erase(&line);
-			if (nfail) {
+			collect_line_erase(&c.line);
+			if (c.nfail) {
 				struct buf head = BUF_INIT;
 
-				buf_addf(&head, "asynccompile: %d build step%s failed:\n", nfail,
-					 nfail == 1 ? "" : "s");
+				buf_addf(&head, "asynccompile: %d build step%s failed:\n", c.nfail,
+					 c.nfail == 1 ? "" : "s");
 				collect_write(2, head.data, head.len);
-				collect_write(2, fail.data, fail.len);
+				collect_write(2, c.fail.data, c.fail.len);
 				buf_release(&head);
 			}
-			rc = nfail ? collect_exit_status(first) : 0;
+			rc = c.nfail ? collect_exit_status(c.first) : 0;
 			break;
 		}
-		if (d.id == PROTO_ID_CONTROL &&
-		    msg_type(d.payload.data, d.payload.len) == MSG_PROGRESS) {
-			if (collect_line_update(&line, d.payload.data, d.payload.len) < 0)
-				break;
-			frame_next(&d);
-			continue;
+		r = msg_dispatch(&collector_table, &c, d.id, d.payload.data, d.payload.len, &err);
+		if (r < 0) {
+			collect_line_erase(&c.line);
+			diag_warn("--collect: bad message from make: %s", (char *)err.data);
 		}
-		if (d.id == PROTO_ID_CONTROL &&
-		    msg_get_text(d.payload.data, d.payload.len, MSG_ERROR, &text, &len) == 0) {
-			collect_line_erase(&line);
-			diag_warn("--collect: make refused wait %lld: %.*s", (long long)hello.wait,
-				  len, text);
+		buf_release(&err);
+		if (r)
 			break;
-		}
-		if (d.id != next || msg_get_step(d.payload.data, d.payload.len, &st, &err) < 0) {
-			collect_line_erase(&line);
-			diag_warn("--collect: bad message from make: %s", d.id != next
-				  ? "a step out of order" : (char *)err.data);
-			buf_release(&err);
-			break;
-		}
-		next++;
-		if (st.res.out.len || st.res.err.len)
-			collect_line_erase(&line);
-		msg_result_emit(&st.res, collect_write);
-		if (st.res.status) {
-			if (!nfail++)
-				first = st.res.status;
-			buf_addf(&fail, "  %s (status %d): %s\n", st.name, (int)st.res.status,
-				 st.command);
-		}
-		msg_step_release(&st);
 		frame_next(&d);
 	}
-	collect_line_erase(&line);
-	free(line.last.oldest);
+	collect_line_erase(&c.line);
+	free(c.line.last.oldest);
 	frame_decoder_release(&d);
-	buf_release(&fail);
+	buf_release(&c.fail);
 	close(fd);
 	return rc;
 }

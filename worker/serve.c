@@ -26,6 +26,7 @@
 #include "lib/board.h"
 #include "lib/launch.h"
 #include "lib/err.h"
+#include "lib/msgtab.h"
 #include "lib/proto.h"
 #include "lib/run.h"
 #include "lib/sig.h"
@@ -135,25 +136,26 @@ static void serve_send_error(struct serve *s)
 	buf_release(&b);
 }
 
-/* Show a peer's ERROR frame (the text runs to the end of the payload). */
-static int serve_peer_error(struct serve *s)
+/* A peer's ERROR (the text runs to the end of the payload) ends the worker. */
+static void serve_peer_error(struct serve *s, const struct msg_in *m)
 {
-	const char *text;
-	int len;
-
-	if (s->dec.id != PROTO_ID_CONTROL ||
-	    msg_get_text(s->dec.payload.data, s->dec.payload.len, MSG_ERROR, &text, &len))
-		return 0;
-	diag_warn("peer reported an error: %.*s", len, text);
+	diag_warn("peer reported an error: %.*s", m->text_len, m->text);
 	s->peer_failed = 1;
-	return 1;
 }
 
-/* STATS asks nothing of a worker. */
-static int serve_ignorable(const struct serve *s)
+/*
+ * The frame in s->dec through `t`: the handler's value, or -1 after
+ * serve_fail() with the unexpected message.
+ */
+static int serve_dispatch(struct serve *s, const struct msg_table *t)
 {
-	return s->dec.id == PROTO_ID_CONTROL &&
-	       msg_type(s->dec.payload.data, s->dec.payload.len) == MSG_STATS;
+	struct buf err = BUF_INIT;
+	int r = msg_dispatch(t, s, s->dec.id, s->dec.payload.data, s->dec.payload.len, &err);
+
+	if (r < 0)
+		(void)serve_fail(s, "%s", (char *)err.data);
+	buf_release(&err);
+	return r;
 }
 
 static void serve_started(void *ctx, pid_t pid)
@@ -173,6 +175,29 @@ static void serve_job_pid(void *ctx, pid_t pid)
 
 	board_set(s->board_fd, s->index, pid);
 }
+
+/*
+ * While a job runs (serve_watch), handlers return RUN_CONTINUE, RUN_CANCEL
+ * or RUN_ABANDON.  A CANCEL of another job crossed that job's RESULT on
+ * the wire.
+ */
+static int serve_busy_on_cancel(void *ctx, const struct msg_in *m)
+{
+	return m->id == ((struct serve *)ctx)->job_id ? RUN_CANCEL : RUN_CONTINUE;
+}
+
+static int serve_busy_on_error(void *ctx, const struct msg_in *m)
+{
+	serve_peer_error(ctx, m);
+	return RUN_ABANDON;
+}
+
+static const struct msg_route serve_busy_routes[] = {
+	{ MSG_CANCEL, MSG_ON_JOB, serve_busy_on_cancel },
+	{ MSG_STATS, MSG_ON_CONTROL, msg_ignore },
+	{ MSG_ERROR, MSG_ON_CONTROL, serve_busy_on_error },
+};
+static const struct msg_table serve_busy = MSG_TABLE("worker running a job", serve_busy_routes);
 
 /*
  * The runner saw the pool speak or a signal arrive while a job runs.
@@ -195,23 +220,12 @@ static int serve_watch(void *ctx, int fd)
 		return RUN_ABANDON;
 	if (s->dec.id == PROTO_ID_SHUTDOWN)
 		return RUN_ABANDON; /* dec stays ready: serve_main sees it */
-	if (serve_ignorable(s)) {
-		frame_next(&s->dec);
-		return RUN_CONTINUE;
-	}
-	if (serve_peer_error(s))
+	r = serve_dispatch(s, &serve_busy);
+	if (r < 0)
 		return RUN_ABANDON;
-	if (s->dec.id > 0 &&
-	    msg_type(s->dec.payload.data, s->dec.payload.len) == MSG_CANCEL) {
-		int mine = s->dec.id == s->job_id;
-
+	if (r != RUN_ABANDON)
 		frame_next(&s->dec);
-		return mine ? RUN_CANCEL : RUN_CONTINUE;
-	}
-	(void)serve_fail(s, "unexpected frame (job %" PRId64 ", type %d) while job %"
-		   PRId64 " runs", s->dec.id,
-		   msg_type(s->dec.payload.data, s->dec.payload.len), s->job_id);
-	return RUN_ABANDON;
+	return r;
 }
 
 /* A process the job left in a session of its own is a daemon: spared. */
@@ -288,28 +302,43 @@ static int serve_hello(struct serve *s)
 	return r < 0 ? EV_EOF : EV_MORE;
 }
 
+/*
+ * While idle (serve_frame), handlers return 0 to go on, 1 when the worker
+ * must stop (why is in s).
+ */
+static int serve_on_job(void *ctx, const struct msg_in *m)
+{
+	(void)m; /* serve_job() takes the frame from s->dec */
+	return serve_job(ctx);
+}
+
+static int serve_on_error(void *ctx, const struct msg_in *m)
+{
+	serve_peer_error(ctx, m);
+	return 1;
+}
+
+static const struct msg_route serve_idle_routes[] = {
+	{ MSG_JOB, MSG_ON_JOB, serve_on_job },
+	{ MSG_CANCEL, MSG_ON_JOB, msg_ignore }, /* it crossed its job's RESULT */
+	{ MSG_STATS, MSG_ON_CONTROL, msg_ignore },
+	{ MSG_ERROR, MSG_ON_CONTROL, serve_on_error },
+};
+static const struct msg_table serve_idle = MSG_TABLE("worker", serve_idle_routes);
+
 /* Handle the frame in s->dec while idle: EV_MORE to go on, else why not. */
 static int serve_frame(struct serve *s)
 {
-	int type = msg_type(s->dec.payload.data, s->dec.payload.len);
-
 	if (s->dec.id == PROTO_ID_SHUTDOWN)
 		return EV_EOF;
-	if (s->dec.id > 0 && type == MSG_JOB) {
-		if (serve_job(s))
-			return s->err.len ? EV_ERROR : s->signo ? EV_SIGNAL :
-			       s->peer_failed ? EV_PEER : EV_EOF;
+	switch (serve_dispatch(s, &serve_idle)) {
+	case 0:
 		return EV_MORE;
+	case -1:
+		return EV_ERROR;
 	}
-	/* A CANCEL that crossed the job's RESULT on the wire. */
-	if (s->dec.id > 0 && type == MSG_CANCEL)
-		return EV_MORE;
-	if (serve_ignorable(s))
-		return EV_MORE;
-	if (serve_peer_error(s))
-		return EV_PEER; /* do not answer an error with an error */
-	return serve_fail(s, "unexpected frame (job %" PRId64 ", type %d)",
-			  s->dec.id, type);
+	/* a peer's ERROR is not answered with an error */
+	return s->err.len ? EV_ERROR : s->signo ? EV_SIGNAL : s->peer_failed ? EV_PEER : EV_EOF;
 }
 
 int serve_main(int in_fd, int out_fd, int index, int started_after_ms, int board_fd)

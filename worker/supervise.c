@@ -29,6 +29,7 @@
 
 #include "pool/pool.h"
 #include "lib/err.h"
+#include "lib/msgtab.h"
 #include "lib/pollset.h"
 #include "lib/proto.h"
 #include "lib/run.h"
@@ -190,33 +191,89 @@ static void sup_hello(struct sup *s)
 		diag_warn("no worker could be started yet");
 }
 
-static void sup_job(struct sup *s)
+/* The plugin's messages after the handshake: each handler returns 0. */
+static int sup_on_job(void *ctx, const struct msg_in *m)
 {
-	struct frame_decoder *d = &s->dec;
+	struct sup *s = ctx;
 	struct job_msg job;
 	struct buf err = BUF_INIT;
 	uint32_t retries;
 
-	if (msg_get_job(d->payload.data, d->payload.len, &job, &err) < 0) {
-		sup_fail(s, "job %" PRId64 ": %s", d->id, (char *)err.data);
+	if (msg_get_job(m->p, m->n, &job, &err) < 0) {
+		sup_fail(s, "job %" PRId64 ": %s", m->id, (char *)err.data);
 		buf_release(&err);
-		return;
+		return 0;
 	}
 	retries = job.retries;
 	msg_job_release(&job);
-	if (pool_submit(s->pool, d->id, d->payload.data, d->payload.len, retries) < 0) {
+	if (pool_submit(s->pool, m->id, m->p, m->n, retries) < 0) {
 		if (errno == EEXIST)
-			sup_fail(s, "job %" PRId64 ": id already in use", d->id);
+			sup_fail(s, "job %" PRId64 ": id already in use", m->id);
 		else
-			sup_fail(s, "job %" PRId64 ":", d->id);
+			sup_fail(s, "job %" PRId64 ":", m->id);
 	}
+	return 0;
 }
+
+static int sup_on_cancel(void *ctx, const struct msg_in *m)
+{
+	struct sup *s = ctx;
+
+	if (m->n != 1)
+		sup_fail(s, "job %" PRId64 ": CANCEL: trailing bytes after the message", m->id);
+	else
+		pool_cancel(s->pool, m->id); /* unknown id: it just finished */
+	return 0;
+}
+
+/* A request (the type byte alone) gets the counters; a reply is ignored. */
+static int sup_on_stats(void *ctx, const struct msg_in *m)
+{
+	if (m->n == 1)
+		sup_stats(ctx);
+	return 0;
+}
+
+static int sup_on_workers(void *ctx, const struct msg_in *m)
+{
+	struct sup *s = ctx;
+	uint32_t want;
+	struct buf err = BUF_INIT;
+
+	if (msg_get_workers(m->p, m->n, &want, &err) < 0)
+		sup_fail(s, "%s", (char *)err.data);
+	else if (pool_resize(s->pool, (int)want) < 0)
+		sup_fail(s, "cannot grow the pool to %" PRIu32 " workers: out of memory", want);
+	else if ((int)want > s->nworkers)
+		s->nworkers = (int)want;
+	buf_release(&err);
+	return 0;
+}
+
+static int sup_on_error(void *ctx, const struct msg_in *m)
+{
+	struct sup *s = ctx;
+
+	diag_warn("peer reported an error: %.*s", m->text_len, m->text);
+	s->done = 1;
+	s->status = 1;
+	s->out_dead = 1; /* do not answer an error with an error */
+	return 0;
+}
+
+static const struct msg_route sup_routes[] = {
+	{ MSG_JOB, MSG_ON_JOB, sup_on_job },
+	{ MSG_CANCEL, MSG_ON_JOB, sup_on_cancel },
+	{ MSG_STATS, MSG_ON_CONTROL, sup_on_stats },
+	{ MSG_WORKERS, MSG_ON_CONTROL, sup_on_workers },
+	{ MSG_ERROR, MSG_ON_CONTROL, sup_on_error },
+};
+static const struct msg_table sup_table = MSG_TABLE("supervisor", sup_routes);
 
 static void sup_frame(struct sup *s)
 {
 	struct frame_decoder *d = &s->dec;
-	int type = msg_type(d->payload.data, d->payload.len), len;
-	const char *text;
+	struct buf err = BUF_INIT;
 
 	if (!s->hello_done) {
 		sup_hello(s);
@@ -226,41 +283,9 @@ static void sup_frame(struct sup *s)
 		s->done = 1;
 		return;
 	}
-	if (d->id > 0 && type == MSG_JOB) {
-		sup_job(s);
-		return;
-	}
-	if (d->id > 0 && type == MSG_CANCEL && d->payload.len == 1) {
-		pool_cancel(s->pool, d->id); /* unknown id: it just finished */
-		return;
-	}
-	if (d->id == PROTO_ID_CONTROL && type == MSG_STATS) {
-		if (d->payload.len == 1)
-			sup_stats(s);
-		return;
-	}
-	if (d->id == PROTO_ID_CONTROL && type == MSG_WORKERS) {
-		uint32_t n;
-		struct buf err = BUF_INIT;
-
-		if (msg_get_workers(d->payload.data, d->payload.len, &n, &err) < 0)
-			sup_fail(s, "%s", (char *)err.data);
-		else if (pool_resize(s->pool, (int)n) < 0)
-			sup_fail(s, "cannot grow the pool to %" PRIu32 " workers: out of memory", n);
-		else if ((int)n > s->nworkers)
-			s->nworkers = (int)n;
-		buf_release(&err);
-		return;
-	}
-	if (d->id == PROTO_ID_CONTROL &&
-	    !msg_get_text(d->payload.data, d->payload.len, MSG_ERROR, &text, &len)) {
-		diag_warn("peer reported an error: %.*s", len, text);
-		s->done = 1;
-		s->status = 1;
-		s->out_dead = 1; /* do not answer an error with an error */
-		return;
-	}
-	sup_fail(s, "unexpected frame (job %" PRId64 ", type %d)", d->id, type);
+	if (msg_dispatch(&sup_table, s, d->id, d->payload.data, d->payload.len, &err) < 0)
+		sup_fail(s, "%s", (char *)err.data);
+	buf_release(&err);
 }
 
 static int sup_on_frame(void *ctx, struct frame_decoder *d)
