@@ -152,13 +152,18 @@ static void frame_header(unsigned char hdr[PROTO_HEADER_SIZE], int64_t id,
 	memcpy(hdr + sizeof id, &l, sizeof l);
 }
 
-void frame_put(struct buf *out, int64_t id, const void *payload, size_t len)
+void frame_put_head(struct buf *out, int64_t id, size_t len)
 {
 	unsigned char hdr[PROTO_HEADER_SIZE];
 
 	frame_header(hdr, id, len);
 	buf_grow(out, sizeof hdr + len);
 	buf_add(out, hdr, sizeof hdr);
+}
+
+void frame_put(struct buf *out, int64_t id, const void *payload, size_t len)
+{
+	frame_put_head(out, id, len);
 	buf_add(out, payload, len);
 }
 
@@ -199,6 +204,37 @@ void frame_outq_release(struct frame_outq *q)
 {
 	buf_release(&q->buf);
 	q->off = 0;
+}
+
+int frame_outq_send(int fd, struct frame_outq *q, int64_t id, const void *payload, size_t len)
+{
+	unsigned char hdr[PROTO_HEADER_SIZE];
+	struct iovec iov[2] = { { hdr, sizeof hdr }, { (void *)payload, len } };
+	size_t done = 0;
+	ssize_t n;
+	int saved;
+
+	if (frame_outq_pending(q)) {
+		frame_put(&q->buf, id, payload, len);
+		return frame_outq_flush(fd, q);
+	}
+	frame_header(hdr, id, len);
+	do
+		n = writev(fd, iov, len ? 2 : 1);
+	while (n < 0 && errno == EINTR);
+	saved = errno;
+	if (n > 0)
+		done = (size_t)n;
+	if (done < sizeof hdr) {
+		buf_add(&q->buf, hdr + done, sizeof hdr - done);
+		done = 0;
+	} else {
+		done -= sizeof hdr;
+	}
+	if (len > done)
+		buf_add(&q->buf, (const unsigned char *)payload + done, len - done);
+	errno = saved;
+	return n < 0 && errno != EAGAIN && errno != EWOULDBLOCK ? -1 : 0;
 }
 
 /* Wait until fd is ready for `events`; used when a "blocking" call meets

@@ -69,6 +69,8 @@ int frame_eof(struct frame_decoder *d);
 
 /* Append one whole frame (header + payload) to `out`. */
 void frame_put(struct buf *out, int64_t id, const void *payload, size_t len);
+/* Append a frame's header alone: the caller appends its len payload bytes next. */
+void frame_put_head(struct buf *out, int64_t id, size_t len);
 /*
  * The one output queue for a non-blocking descriptor (plugin, pool,
  * supervisor): frame_put() into `buf`, frame_outq_flush() when poll says
@@ -92,6 +94,14 @@ static inline size_t frame_outq_pending(const struct frame_outq *q)
 int frame_outq_flush(int fd, struct frame_outq *q);
 /* Drop everything queued and free the storage. */
 void frame_outq_release(struct frame_outq *q);
+/*
+ * Send one frame through q: with nothing queued before it, write(2) it
+ * from `payload` at once and queue only what fd did not take (a payload
+ * the pipe takes whole is never copied); else queue it behind the rest
+ * and flush.  0, or -1 with errno as frame_outq_flush() (what was not
+ * written stays queued).
+ */
+int frame_outq_send(int fd, struct frame_outq *q, int64_t id, const void *payload, size_t len);
 /* ---- reading a descriptor (every role's one read loop) ---- */
 
 /*

@@ -131,6 +131,9 @@ int msg_get_workers(const void *p, size_t n, uint32_t *workers, struct buf *err)
 void msg_put_job(struct buf *out, const struct job_msg *m)
 {
 	wire_put_u8(out, MSG_JOB);
+	/* the head (MSG_JOB_HEAD): what msg_get_job_head() reads */
+	wire_put_u32(out, m->retries);
+	wire_put_i64(out, m->timeout_ms);
 	wire_put_str(out, m->shell);
 	wire_put_strv(out, m->shellflags);
 	wire_put_str(out, m->command);
@@ -141,10 +144,8 @@ void msg_put_job(struct buf *out, const struct job_msg *m)
 		wire_put_bytes(out, m->input, m->input_len);
 	else
 		wire_put_bytes(out, NULL, 0);
-	wire_put_i64(out, m->timeout_ms);
 	wire_put_i64(out, m->kill_grace_ms);
 	wire_put_i64(out, m->max_output);
-	wire_put_u32(out, m->retries);
 	wire_put_strv(out, m->fds);
 	wire_put_u8(out, m->kill_daemons);
 	wire_put_str(out, m->tracer);
@@ -211,6 +212,8 @@ int msg_get_job(const void *p, size_t n, struct job_msg *m, struct buf *err)
 		return err_fail(err, "JOB: wrong message type");
 	wire_reader_init(&r, p, n);
 	wire_get_u8(&r);
+	m->retries = wire_get_u32(&r);
+	m->timeout_ms = wire_get_i64(&r);
 	m->shell = wire_get_str(&r);
 	m->shellflags = wire_get_strv(&r);
 	m->command = wire_get_str(&r);
@@ -218,10 +221,8 @@ int msg_get_job(const void *p, size_t n, struct job_msg *m, struct buf *err)
 	m->env = wire_get_strv(&r);
 	has_input = wire_get_u8(&r);
 	input = wire_get_bytes(&r, &m->input_len);
-	m->timeout_ms = wire_get_i64(&r);
 	m->kill_grace_ms = wire_get_i64(&r);
 	m->max_output = wire_get_i64(&r);
-	m->retries = wire_get_u32(&r);
 	m->fds = wire_get_strv(&r);
 	m->kill_daemons = wire_get_u8(&r);
 	m->tracer = wire_get_str(&r);
@@ -245,16 +246,27 @@ int msg_get_job(const void *p, size_t n, struct job_msg *m, struct buf *err)
 	return 0;
 }
 
-int64_t msg_job_timeout(const void *p, size_t n)
+int msg_get_job_head(const void *p, size_t n, struct job_head *h, struct buf *err)
 {
-	struct job_msg m;
-	int64_t t;
+	struct wire_reader r;
 
-	if (msg_get_job(p, n, &m, NULL) < 0)
-		return 0;
-	t = m.timeout_ms;
-	msg_job_release(&m);
-	return t;
+	memset(h, 0, sizeof *h);
+	if (msg_type(p, n) != MSG_JOB)
+		return err_fail(err, "JOB: wrong message type");
+	wire_reader_init(&r, p, n < MSG_JOB_HEAD ? n : MSG_JOB_HEAD);
+	wire_get_u8(&r);
+	h->retries = wire_get_u32(&r);
+	h->timeout_ms = wire_get_i64(&r);
+	if (r.failed) {
+		memset(h, 0, sizeof *h);
+		return err_fail(err, "JOB: message too short for its head");
+	}
+	/* the same bounds msg_get_job() checks */
+	if (h->timeout_ms < 0 || h->timeout_ms > PROTO_MAX_TIMEOUT_MS) {
+		memset(h, 0, sizeof *h);
+		return err_fail(err, "JOB: timeout out of range");
+	}
+	return 0;
 }
 
 void msg_job_release(struct job_msg *m)
@@ -306,9 +318,18 @@ int msg_get_started(const void *p, size_t n, struct started_msg *m, struct buf *
 #define RES_KNOWN_FLAGS (RES_TIMED_OUT | RES_CRASHED | RES_TRUNCATED | \
 			 RES_SPAWN_FAILED | RES_CANCELLED)
 
-void msg_put_result(struct buf *out, const struct result_msg *m)
+/* RESULT's type byte and head (MSG_RESULT_HEAD bytes). */
+static void result_put_head(struct buf *out, int32_t worker, uint32_t attempts, uint32_t running)
 {
 	wire_put_u8(out, MSG_RESULT);
+	wire_put_u32(out, (uint32_t)worker);
+	wire_put_u32(out, attempts);
+	wire_put_u32(out, running);
+}
+
+void msg_put_result(struct buf *out, const struct result_msg *m)
+{
+	result_put_head(out, m->worker, m->attempts, m->running);
 	wire_put_u32(out, (uint32_t)m->status);
 	wire_put_u32(out, m->flags);
 	wire_put_bytes(out, m->out.data, m->out.len);
@@ -320,9 +341,12 @@ void msg_put_result(struct buf *out, const struct result_msg *m)
 	wire_put_i64(out, m->maxrss_kb);
 	wire_put_bytes(out, m->order.data, m->order.len);
 	wire_put_bytes(out, m->readset.data, m->readset.len);
-	wire_put_u32(out, (uint32_t)m->worker);
-	wire_put_u32(out, m->attempts);
-	wire_put_u32(out, m->running);
+}
+
+void msg_put_result_as(struct buf *out, const struct result_head *h, const void *p, size_t n)
+{
+	result_put_head(out, h->worker, h->attempts, h->running);
+	buf_add(out, (const unsigned char *)p + MSG_RESULT_HEAD, n - MSG_RESULT_HEAD);
 }
 
 void msg_result_order_add(struct buf *order, int stream, size_t n)
@@ -384,6 +408,9 @@ static int result_parse(const void *p, size_t n, struct result_msg *m, const voi
 		return err_fail(err, "RESULT: wrong message type");
 	wire_reader_init(&r, p, n);
 	wire_get_u8(&r);
+	m->worker = (int32_t)wire_get_u32(&r);
+	m->attempts = wire_get_u32(&r);
+	m->running = wire_get_u32(&r);
 	m->status = (int32_t)wire_get_u32(&r);
 	m->flags = wire_get_u32(&r);
 	*out = wire_get_bytes(&r, out_len);
@@ -395,9 +422,6 @@ static int result_parse(const void *p, size_t n, struct result_msg *m, const voi
 	m->maxrss_kb = wire_get_i64(&r);
 	*ord = wire_get_bytes(&r, ord_len);
 	*rs = wire_get_bytes(&r, rs_len);
-	m->worker = (int32_t)wire_get_u32(&r);
-	m->attempts = wire_get_u32(&r);
-	m->running = wire_get_u32(&r);
 	bad = msg_finish(&r, "RESULT: message too short or malformed field",
 			 "RESULT: trailing bytes after the message");
 	if (!bad && (m->flags & ~(uint32_t)RES_KNOWN_FLAGS))
@@ -430,23 +454,14 @@ int msg_get_result(const void *p, size_t n, struct result_msg *m, struct buf *er
 	return 0;
 }
 
-int msg_restamp_result(void *p, size_t n, int32_t worker, uint32_t attempts,
-		       uint32_t running, struct buf *err)
+int msg_check_result(const void *p, size_t n, struct buf *err)
 {
 	struct result_msg m;
 	const void *out, *errs, *ord, *rs;
 	size_t out_len, errs_len, ord_len, rs_len;
-	unsigned char *tail;
 
-	if (result_parse(p, n, &m, &out, &out_len, &errs, &errs_len, &ord, &ord_len, &rs, &rs_len,
-			 err) < 0)
-		return -1;
-	/* the last three fields, u32 each, as wire_put_u32() writes them */
-	tail = (unsigned char *)p + n - 12;
-	memcpy(tail, &worker, 4);
-	memcpy(tail + 4, &attempts, 4);
-	memcpy(tail + 8, &running, 4);
-	return 0;
+	return result_parse(p, n, &m, &out, &out_len, &errs, &errs_len, &ord, &ord_len, &rs,
+			    &rs_len, err);
 }
 
 void msg_result_fail(struct result_msg *m, int32_t status, uint32_t flags, const char *fmt, ...)

@@ -74,6 +74,18 @@ struct hello_msg {
 int msg_hello_answer(int64_t id, const void *p, size_t n, uint32_t workers, struct buf *reply,
 		     struct buf *err);
 
+/*
+ * A JOB's head, its first fields after the type byte: all a pool needs
+ * of a job it passes on (re-runs, the timeout after a death), read
+ * without decoding the rest.
+ */
+struct job_head {
+	uint32_t retries;      /* re-runs allowed after a worker crash */
+	int64_t timeout_ms;    /* 0 = none */
+};
+/* Bytes of a JOB up to the end of its head: type, retries, timeout_ms. */
+#define MSG_JOB_HEAD 13
+
 struct job_msg {
 	char *shell;           /* e.g. "/bin/sh" */
 	char **shellflags;     /* e.g. {"-c", NULL}, split like make does */
@@ -84,10 +96,10 @@ struct job_msg {
 	unsigned char *input;  /* stdin bytes when has_input, else /dev/null */
 	size_t input_len;
 	int has_input;
-	int64_t timeout_ms;    /* 0 = none */
+	int64_t timeout_ms;    /* 0 = none (in the head) */
 	int64_t kill_grace_ms; /* SIGTERM then SIGKILL after this */
 	int64_t max_output;    /* per-stream capture cap in bytes */
-	uint32_t retries;      /* re-runs allowed after a worker crash */
+	uint32_t retries;      /* re-runs allowed after a worker crash (in the head) */
 	/*
 	 * Descriptors the command gets besides 0-2, as "N<PATH" (opened for
 	 * reading onto fd N) or "N>PATH" (for writing), 3 <= N < 1024: a
@@ -148,10 +160,23 @@ struct result_msg {
 	int64_t start_ns;   /* CLOCK_MONOTONIC when the command started */
 	int64_t end_ns;     /* CLOCK_MONOTONIC when it was reaped */
 	int64_t utime_us, stime_us, maxrss_kb;
+	/* the head: set by the pool that passes it on (struct result_head) */
 	int32_t worker;     /* index of the worker that ran it */
 	uint32_t attempts;  /* 1 + re-runs after worker crashes */
 	uint32_t running;   /* see started_msg */
 };
+
+/*
+ * A RESULT's head, its first fields after the type byte: what the pool
+ * that passes a worker's RESULT on sets (result_msg has the same fields).
+ */
+struct result_head {
+	int32_t worker;
+	uint32_t attempts;
+	uint32_t running;
+};
+/* Bytes of a RESULT up to the end of its head. */
+#define MSG_RESULT_HEAD 13
 
 enum { RES_OUT = 1, RES_ERR = 2 };
 /* Append n bytes of `stream` to an order (merging with the last run). */
@@ -190,15 +215,23 @@ int msg_get_started(const void *p, size_t n, struct started_msg *m, struct buf *
 int msg_get_result(const void *p, size_t n, struct result_msg *m, struct buf *err);
 int msg_get_workers(const void *p, size_t n, uint32_t *workers, struct buf *err);
 /*
- * Check a RESULT payload as msg_get_result() does, without copying it, and
- * set its worker, attempts and running fields (its last three) in place:
+ * A JOB's head alone, in O(1): for a pool that passes the job on and
+ * leaves the rest to the worker's msg_get_job().  0, or -1 with err
+ * (wrong type, too short, a timeout out of range) and *h zeroed.
+ */
+int msg_get_job_head(const void *p, size_t n, struct job_head *h, struct buf *err);
+/*
+ * Check a RESULT payload as msg_get_result() does, without copying it:
  * for a pool that passes results on.  0, or -1 with err.
  */
-int msg_restamp_result(void *p, size_t n, int32_t worker, uint32_t attempts,
-		       uint32_t running, struct buf *err);
+int msg_check_result(const void *p, size_t n, struct buf *err);
+/*
+ * Append the RESULT `p` (checked by msg_check_result) with `h` as its
+ * head: its type and h, then p's bytes after its own head.  p is not
+ * written to.
+ */
+void msg_put_result_as(struct buf *out, const struct result_head *h, const void *p, size_t n);
 void msg_job_release(struct job_msg *m);
-/* The timeout in ms (0: none) of an encoded JOB; 0 if it is malformed. */
-int64_t msg_job_timeout(const void *p, size_t n);
 void msg_result_release(struct result_msg *m);
 /*
  * The one RESULT of a job that did not run to its end: `m` (unused, or

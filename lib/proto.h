@@ -19,7 +19,7 @@
 #include "lib/wire.h"
 
 /* What HELLO and COLLECT carry: peers that differ do not talk. */
-#define PROTO_VERSION 6
+#define PROTO_VERSION 7
 
 /* Current CLOCK_MONOTONIC in nanoseconds. */
 int64_t proto_now_ns(void);

@@ -11,6 +11,14 @@
  *  4. destroy() once, at the end: every job is killed and reported.
  * The backend owns every descriptor to its workers and every process it
  * started.
+ *
+ * A job is lent, never copied: submit() gets the engine's job record
+ * (job.h), whose id, payload, retries and timeout_ms stay unchanged and
+ * valid until report->result() for that job returns; the backend reads
+ * them, keeps its own state in j->be, and touches neither once it has
+ * reported the job.  It finds a job by id through report->find(), the
+ * engine's table: backend_sub keeps none of its own (backend_pool's pool
+ * has its own, pool.h, as it has in the supervisor).
  */
 #ifndef ASYNC_BACKEND_H
 #define ASYNC_BACKEND_H
@@ -22,6 +30,7 @@
 
 #include "lib/buf.h"
 
+struct job;
 struct started_msg;
 struct result_msg;
 
@@ -34,6 +43,8 @@ struct backend_report {
 	 * empty); the backend releases res afterwards.
 	 */
 	void (*result)(void *ctx, int64_t id, struct result_msg *res);
+	/* The job with this id that the backend holds (submitted, not yet reported), or NULL. */
+	struct job *(*find)(void *ctx, int64_t id);
 	void *ctx;
 };
 
@@ -47,15 +58,16 @@ struct backend_ops {
 	/* How many more jobs it can start now (negative: that many queued). */
 	int (*free_slots)(struct backend *b);
 	/*
-	 * Send a job (payload is an encoded MSG_JOB, copied).  0: the backend
-	 * owns it and reports it; -1 with errno: refused, never reported.
+	 * Send job j (j->payload an encoded MSG_JOB, lent as above).  0: the
+	 * backend holds it and reports it; -1 with errno: refused, never
+	 * reported.
 	 */
-	int (*submit)(struct backend *b, int64_t id, const void *job, size_t len, uint32_t retries);
+	int (*submit)(struct backend *b, struct job *j);
 	/*
-	 * Stop a submitted job; its RESULT (RES_CANCELLED, or its real one if
+	 * Stop a job it holds; its RESULT (RES_CANCELLED, or its real one if
 	 * it ended first) still comes through report->result.
 	 */
-	void (*cancel)(struct backend *b, int64_t id);
+	void (*cancel)(struct backend *b, struct job *j);
 	size_t (*pollfds)(struct backend *b, struct pollfd *fds, size_t max, int *timeout_ms);
 	void (*events)(struct backend *b, const struct pollfd *fds, size_t n);
 	/* Kill every job, stop every worker, free b. */

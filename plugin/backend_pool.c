@@ -13,6 +13,7 @@
 #include "lib/err.h"
 #include "plugin/backend.h"
 #include "plugin/fatal.h"
+#include "plugin/job.h"
 #include "plugin/spawn.h"
 #include "plugin/log.h"
 
@@ -98,14 +99,18 @@ static int pb_free_slots(struct backend *b)
 	return pool_free_slots(((struct pb *)b)->pool);
 }
 
-static int pb_submit(struct backend *b, int64_t id, const void *job, size_t len, uint32_t retries)
+/* The job's bytes are lent: they stay in its record until its RESULT. */
+static int pb_submit(struct backend *b, struct job *j)
 {
-	return pool_submit(((struct pb *)b)->pool, id, job, len, retries);
+	struct job_head h = { j->retries, j->timeout_ms };
+
+	return pool_submit(((struct pb *)b)->pool, j->id, j->payload.data, j->payload.len, &h,
+			   POOL_LEND);
 }
 
-static void pb_cancel(struct backend *b, int64_t id)
+static void pb_cancel(struct backend *b, struct job *j)
 {
-	pool_cancel(((struct pb *)b)->pool, id); /* unknown id: it just finished */
+	pool_cancel(((struct pb *)b)->pool, j->id); /* unknown id: it just finished */
 }
 
 static size_t pb_pollfds(struct backend *b, struct pollfd *fds, size_t max, int *timeout_ms)

@@ -4,6 +4,11 @@
  * pipe pair.  If the supervisor dies, a new one is started and the jobs it
  * had are sent again; after SUB_MAX_RESTARTS deaths in a row without a
  * single result in between, the jobs fail with a clear reason instead.
+ *
+ * The jobs it holds are the engine's records, lent (backend.h): it finds
+ * one by id through report->find() and links them in a list of its own
+ * through j->be, so a new supervisor is sent the very bytes the job
+ * record keeps; nothing is copied but into the pipe's queue.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -18,6 +23,7 @@
 #include "lib/proto.h"
 #include "plugin/backend.h"
 #include "plugin/fatal.h"
+#include "plugin/job.h"
 #include "plugin/spawn.h"
 #include "pool/pool.h"
 #include "plugin/log.h"
@@ -26,15 +32,6 @@
 #define SUB_MAX_RESTARTS 3
 /* a supervisor that never answers HELLO counts as dead */
 #define SUB_HELLO_MS 10000
-
-struct inflight {
-	int64_t id;
-	int cancelled;        /* not to be sent again to a new supervisor */
-	int64_t started_ns;   /* when its STARTED came (0: not yet) */
-	uint32_t retries;     /* config `retries`, as the supervisor's pool has it */
-	uint32_t attempts;    /* supervisors it was seen running under (pool_fate) */
-	struct buf job;
-};
 
 struct sub {
 	struct backend base;
@@ -47,8 +44,13 @@ struct sub {
 	int deaths;           /* in a row, without a result in between */
 	struct frame_decoder dec;
 	struct frame_outq out;
-	struct inflight *fl;
-	int nfl;
+	/*
+	 * The jobs it holds, linked through j->be: be.cancelled (not to be
+	 * sent again to a new supervisor), be.started_ns (when its STARTED
+	 * came), be.attempts (supervisors it was seen running under).
+	 */
+	struct job *head, *tail; /* in the order they were submitted */
+	int nheld;
 	struct backend_report report;
 };
 
@@ -87,9 +89,43 @@ static int sub_launch(struct sub *s)
 	return 0;
 }
 
-static void sub_send_job(struct sub *s, const struct inflight *f)
+/*
+ * Written from the job record at once when nothing is queued before it;
+ * a broken pipe is seen by the next flush (sub_events), as ever.
+ */
+static void sub_send_job(struct sub *s, const struct job *j)
 {
-	frame_put(&s->out.buf, f->id, f->job.data, f->job.len);
+	(void)frame_outq_send(s->to, &s->out, j->id, j->payload.data, j->payload.len);
+}
+
+static void sub_hold(struct sub *s, struct job *j)
+{
+	memset(&j->be, 0, sizeof j->be);
+	j->be.held = 1;
+	j->be.prev = s->tail;
+	if (s->tail)
+		s->tail->be.next = j;
+	else
+		s->head = j;
+	s->tail = j;
+	s->nheld++;
+}
+
+/* Let go of j before it is reported: it may be freed then. */
+static void sub_unhold(struct sub *s, struct job *j)
+{
+	if (!j->be.held)
+		return;
+	if (j->be.prev)
+		j->be.prev->be.next = j->be.next;
+	else
+		s->head = j->be.next;
+	if (j->be.next)
+		j->be.next->be.prev = j->be.prev;
+	else
+		s->tail = j->be.prev;
+	memset(&j->be, 0, sizeof j->be);
+	s->nheld--;
 }
 
 /* Report a job the pool could not run (status 125, the reason in err). */
@@ -106,11 +142,12 @@ static void sub_report_failed(struct sub *s, int64_t id, uint32_t flags, uint32_
 
 static void sub_fail_all(struct sub *s, const char *why)
 {
-	for (int i = 0; i < s->nfl; i++) {
-		sub_report_failed(s, s->fl[i].id, RES_CRASHED, (uint32_t)s->deaths, why);
-		buf_release(&s->fl[i].job);
+	for (struct job *j; (j = s->head);) {
+		int64_t id = j->id;
+
+		sub_unhold(s, j);
+		sub_report_failed(s, id, RES_CRASHED, (uint32_t)s->deaths, why);
 	}
-	s->nfl = 0;
 }
 
 /*
@@ -120,17 +157,19 @@ static void sub_fail_all(struct sub *s, const char *why)
  * WORKER_STARTED_AFTER_MS; one never reported started is sent again and
  * not counted as an attempt.  0: send it again; else it was reported.
  */
-static int sub_job_lost(struct sub *s, struct inflight *f)
+static int sub_job_lost(struct sub *s, struct job *j)
 {
-	int64_t timeout = msg_job_timeout(f->job.data, f->job.len), ran_ms = 0;
+	int64_t timeout = j->timeout_ms, ran_ms = 0, id = j->id;
+	uint32_t attempts;
 	struct result_msg r;
 
-	if (f->started_ns) {
-		ran_ms = (proto_now_ns() - f->started_ns) / 1000000 + WORKER_STARTED_AFTER_MS;
-		f->attempts++;
-		f->started_ns = 0;
+	if (j->be.started_ns) {
+		ran_ms = (proto_now_ns() - j->be.started_ns) / 1000000 + WORKER_STARTED_AFTER_MS;
+		j->be.attempts++;
+		j->be.started_ns = 0;
 	}
-	switch (pool_fate(f->cancelled, timeout, ran_ms, f->attempts, f->retries)) {
+	attempts = j->be.attempts;
+	switch (pool_fate(j->be.cancelled, timeout, ran_ms, attempts, j->retries)) {
 	case POOL_FATE_RETRY:
 		return 0;
 	case POOL_FATE_CANCELLED:
@@ -142,12 +181,13 @@ static int sub_job_lost(struct sub *s, struct inflight *f)
 		break;
 	case POOL_FATE_GIVE_UP:
 		msg_result_fail(&r, STATUS_NOT_RUN, RES_CRASHED, "the pool supervisor died while "
-				"this job ran (attempt %u of %u); giving up", (unsigned)f->attempts,
-				(unsigned)f->retries + 1);
+				"this job ran (attempt %u of %u); giving up", (unsigned)attempts,
+				(unsigned)j->retries + 1);
 		break;
 	}
-	r.attempts = f->attempts ? f->attempts : 1;
-	s->report.result(s->report.ctx, f->id, &r);
+	r.attempts = attempts ? attempts : 1;
+	sub_unhold(s, j);
+	s->report.result(s->report.ctx, id, &r);
 	msg_result_release(&r);
 	return 1;
 }
@@ -161,7 +201,7 @@ static void sub_died(struct sub *s, const char *why)
 		sub_fail_all(s, "make is exiting (fatal signal); the pool supervisor is not restarted");
 		return;
 	}
-	if (s->nfl == 0 && s->deaths <= SUB_MAX_RESTARTS) {
+	if (s->nheld == 0 && s->deaths <= SUB_MAX_RESTARTS) {
 		/* nothing lost; start lazily on the next job */
 		log_msg("pool supervisor %d stopped (%s)", (int)s->pid, why);
 		return;
@@ -177,18 +217,15 @@ static void sub_died(struct sub *s, const char *why)
 		return;
 	}
 	log_msg("pool supervisor %d died (%s); restarting it and re-sending %d job%s",
-		   (int)s->pid, why, s->nfl, s->nfl == 1 ? "" : "s");
+		   (int)s->pid, why, s->nheld, s->nheld == 1 ? "" : "s");
 	if (sub_launch(s) < 0) {
 		sub_fail_all(s, "the pool supervisor could not be restarted");
 		return;
 	}
-	for (int i = 0; i < s->nfl; i++) {
-		if (!sub_job_lost(s, &s->fl[i])) {
-			sub_send_job(s, &s->fl[i]);
-			continue;
-		}
-		buf_release(&s->fl[i].job);
-		s->fl[i--] = s->fl[--s->nfl];
+	for (struct job *j = s->head, *next; j; j = next) {
+		next = j->be.next; /* j may be reported, and freed */
+		if (!sub_job_lost(s, j))
+			sub_send_job(s, j);
 	}
 }
 
@@ -207,57 +244,36 @@ static int sub_free_slots(struct backend *b)
 
 	if (s->deaths > SUB_MAX_RESTARTS)
 		s->deaths = 0; /* a fresh batch gets a fresh chance */
-	return s->workers - s->nfl;
+	return s->workers - s->nheld;
 }
 
-static int sub_submit(struct backend *b, int64_t id, const void *job, size_t len, uint32_t retries)
+static int sub_submit(struct backend *b, struct job *j)
 {
 	struct sub *s = (struct sub *)b;
-	struct inflight *f;
 
 	/* the engine may queue up to `workers` jobs ahead in the supervisor */
-	if (s->nfl >= 2 * s->workers) {
+	if (s->nheld >= 2 * s->workers) {
 		errno = EAGAIN;
 		return -1;
 	}
 	if (s->to < 0 && sub_launch(s) < 0) {
-		sub_report_failed(s, id, RES_SPAWN_FAILED, 0, "the pool supervisor could not be started");
+		sub_report_failed(s, j->id, RES_SPAWN_FAILED, 0, "the pool supervisor could not be started");
 		return 0;
 	}
-	f = &s->fl[s->nfl++];
-	f->id = id;
-	f->cancelled = 0;
-	f->started_ns = 0;
-	f->retries = retries;
-	f->attempts = 0;
-	memset(&f->job, 0, sizeof f->job);
-	buf_add(&f->job, job, len);
-	sub_send_job(s, f);
+	sub_hold(s, j);
+	sub_send_job(s, j);
 	return 0;
 }
 
-static void sub_cancel(struct backend *b, int64_t id)
+static void sub_cancel(struct backend *b, struct job *j)
 {
 	static const unsigned char cancel[] = { MSG_CANCEL };
 	struct sub *s = (struct sub *)b;
 
-	for (int i = 0; i < s->nfl; i++) {
-		if (s->fl[i].id == id && !s->fl[i].cancelled) {
-			s->fl[i].cancelled = 1;
-			if (s->to >= 0)
-				frame_put(&s->out.buf, id, cancel, sizeof cancel);
-		}
-	}
-}
-
-static void sub_done(struct sub *s, int64_t id)
-{
-	for (int i = 0; i < s->nfl; i++) {
-		if (s->fl[i].id == id) {
-			buf_release(&s->fl[i].job);
-			s->fl[i] = s->fl[--s->nfl];
-			return;
-		}
+	if (j->be.held && !j->be.cancelled) {
+		j->be.cancelled = 1;
+		if (s->to >= 0)
+			frame_put(&s->out.buf, j->id, cancel, sizeof cancel);
 	}
 }
 
@@ -321,12 +337,12 @@ static int sub_on_started(void *ctx, const struct msg_in *m)
 	struct sub *s = ctx;
 	struct started_msg sm;
 	struct buf err = BUF_INIT;
+	struct job *j;
 
 	if (msg_get_started(m->p, m->n, &sm, &err) < 0)
 		return sub_bad(m->id, &err);
-	for (int i = 0; i < s->nfl; i++)
-		if (s->fl[i].id == m->id && !s->fl[i].started_ns)
-			s->fl[i].started_ns = proto_now_ns();
+	if ((j = s->report.find(s->report.ctx, m->id)) && j->be.held && !j->be.started_ns)
+		j->be.started_ns = proto_now_ns();
 	s->report.started(s->report.ctx, m->id, &sm);
 	return 0;
 }
@@ -336,11 +352,13 @@ static int sub_on_result(void *ctx, const struct msg_in *m)
 	struct result_msg r;
 	struct buf err = BUF_INIT;
 	struct sub *s = ctx;
+	struct job *j;
 
 	if (msg_get_result(m->p, m->n, &r, &err) < 0)
 		return sub_bad(m->id, &err);
 	s->deaths = 0;
-	sub_done(s, m->id);
+	if ((j = s->report.find(s->report.ctx, m->id)))
+		sub_unhold(s, j);
 	s->report.result(s->report.ctx, m->id, &r);
 	msg_result_release(&r);
 	return 0;
@@ -452,11 +470,11 @@ static void sub_destroy(struct backend *b, int64_t grace_ms)
 		}
 	}
 	sub_close(s);
-	for (int i = 0; i < s->nfl; i++)
-		buf_release(&s->fl[i].job);
+	/* the engine's records, not ours: let them go, unreported (backend.h) */
+	while (s->head)
+		sub_unhold(s, s->head);
 	frame_outq_release(&s->out);
 	frame_decoder_release(&s->dec);
-	free(s->fl);
 	free(s->exe);
 	free(s);
 }
@@ -468,15 +486,10 @@ static void sub_destroy(struct backend *b, int64_t grace_ms)
 static int sub_grow(struct backend *b, int workers)
 {
 	struct sub *s = (struct sub *)b;
-	struct inflight *fl;
 	struct buf m = BUF_INIT;
 
 	if (workers <= s->workers)
 		return 0;
-	fl = realloc(s->fl, 2 * (size_t)workers * sizeof *fl);
-	if (!fl)
-		return -1;
-	s->fl = fl;
 	s->workers = workers;
 	if (s->to >= 0) {
 		msg_put_workers(&m, (uint32_t)workers);
@@ -503,8 +516,7 @@ struct backend *backend_sub_new(const char *worker_exe, int workers,
 {
 	struct sub *s = calloc(1, sizeof *s);
 
-	if (!s || !(s->exe = strdup(worker_exe)) ||
-	    !(s->fl = calloc(2 * (size_t)workers, sizeof *s->fl))) {
+	if (!s || !(s->exe = strdup(worker_exe))) {
 		err_fail(err, "out of memory");
 		if (s)
 			free(s->exe);

@@ -120,7 +120,7 @@ static void engine_cancel_locked(struct job *j)
 		j->discard = 1;
 		j->next = the_engine.discarded;
 		the_engine.discarded = j;
-		the_engine.backend->ops->cancel(the_engine.backend, j->id);
+		the_engine.backend->ops->cancel(the_engine.backend, j);
 		engine_wake();
 	}
 }

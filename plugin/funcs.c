@@ -51,7 +51,7 @@ static const char *funcs_bad_name(const char *name)
 static void funcs_payload(struct job *j, const struct job_msg *m)
 {
 	if (!request_disabled()) {
-		msg_put_job(&j->payload, m);
+		job_encode(j, m);
 		return;
 	}
 	if (!j->dry)
@@ -135,7 +135,6 @@ static char *funcs_queue(const char *fn, enum job_kind kind, unsigned int argc, 
 	buf_addstr(&cmd, argv[1]);
 
 	j = request_job(name, kind, argv[1]);
-	j->retries = (uint32_t)cfg->retries;
 	j->where = mk_where();
 	j->in_recipe = sit.in_recipe;
 	j->preview = sit.flags.dry_run;

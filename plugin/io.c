@@ -40,6 +40,7 @@ static void io_on_result(void *ctx, int64_t id, struct result_msg *res);
 
 static void io_dispatch(struct job *j, enum job_slot slot, unsigned char tok)
 {
+	size_t len = j->payload.len; /* a job reported at once has released it */
 	int rc;
 
 	the_engine.qhead = j->next;
@@ -53,11 +54,9 @@ static void io_dispatch(struct job *j, enum job_slot slot, unsigned char tok)
 	j->dispatched_ns = proto_now_ns();
 	/* may report the job finished at once (e.g. no pool could start) */
 	rc = fault_hit("submit", j->name) ? (errno = ENOMEM, -1)
-		: the_engine.backend->ops->submit(the_engine.backend, j->id, j->payload.data, j->payload.len,
-					 j->retries);
+		: the_engine.backend->ops->submit(the_engine.backend, j);
 	if (rc == 0)
-		the_engine.st.bytes_out += j->payload.len;
-	buf_release(&j->payload);
+		the_engine.st.bytes_out += len;
 	if (rc < 0) {
 		/*
 		 * Refused, not taken: a job left RUNNING here would hold its
@@ -235,14 +234,24 @@ static void io_on_started(void *ctx, int64_t id, const struct started_msg *m)
 	}
 }
 
-static void io_on_result(void *ctx, int64_t id, struct result_msg *res)
+/* The job the backend holds: one that is running (backend.h). */
+static struct job *io_find(void *ctx, int64_t id)
 {
 	struct job *j = jobtab_by_id(&the_engine.tab, id);
-	int lent;
 
 	(void)ctx;
-	if (!j || j->state != JOB_RUNNING)
+	return j && j->state == JOB_RUNNING ? j : NULL;
+}
+
+static void io_on_result(void *ctx, int64_t id, struct result_msg *res)
+{
+	struct job *j = io_find(ctx, id);
+	int lent;
+
+	if (!j)
 		return;
+	/* the backend is done with the bytes it borrowed */
+	buf_release(&j->payload);
 	lent = j->slot == SLOT_LENT;
 	slots_release(&the_engine.slots, j);
 	io_saw_running(res->running);
@@ -393,5 +402,5 @@ void *io_main(void *arg)
 }
 
 const struct backend_report io_report = {
-	io_on_started, io_on_result, NULL,
+	io_on_started, io_on_result, io_find, NULL,
 };

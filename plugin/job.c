@@ -19,6 +19,14 @@ void job_free(struct job *j)
 	free(j);
 }
 
+void job_encode(struct job *j, const struct job_msg *m)
+{
+	buf_reset(&j->payload);
+	msg_put_job(&j->payload, m);
+	j->retries = m->retries;
+	j->timeout_ms = m->timeout_ms;
+}
+
 int job_internal(const struct job *j)
 {
 	return j->kind == JOB_SHELL || j->kind == JOB_SPEC;

@@ -45,8 +45,15 @@ struct job {
 	char *name;
 	enum job_kind kind;
 	char *command;          /* as the user wrote it (for messages) */
-	struct buf payload;     /* encoded MSG_JOB; the engine releases it once dispatched */
+	/*
+	 * The encoded MSG_JOB and the two fields of its head that decide a
+	 * job's fate after a death (msg.h), all three set by job_encode().
+	 * The payload stays until the job's RESULT: the backend borrows it
+	 * (backend.h), no copy is made on the plugin's side.
+	 */
+	struct buf payload;
 	uint32_t retries;       /* config `retries`: runs again after a worker crash */
+	int64_t timeout_ms;     /* config `timeout`: 0 none */
 	int dry;                /* make -n inside a recipe: echoed, not run */
 	int cached;             /* answered from the cache: done, never run */
 	int64_t ran_ns;         /* cached: how long the run that made the answer took */
@@ -70,7 +77,22 @@ struct job {
 	struct job *next;       /* run queue, or the engine's discarded list */
 	struct job *hnext;      /* jobtab's name hash chain */
 	struct job *prev_all, *next_all; /* jobtab's list of jobs not yet waited for */
+
+	/* the backend's, from its submit() to its result (backend.h) */
+	struct {
+		struct job *next, *prev; /* the backend's own list of jobs it holds */
+		int held;                /* in that list */
+		int cancelled;           /* cancel() was called */
+		int64_t started_ns;      /* when the backend saw it start (0: not yet) */
+		uint32_t attempts;       /* runs lost with their runner so far */
+	} be;
 };
+
+/*
+ * make's thread: encode m as j's payload and set j->retries and
+ * j->timeout_ms from it, so the three agree.
+ */
+void job_encode(struct job *j, const struct job_msg *m);
 
 /* Free a job and everything it owns; NULL is fine. */
 void job_free(struct job *j);

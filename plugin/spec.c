@@ -79,7 +79,7 @@ static struct job *spec_new_job(enum job_kind kind, const struct cmdid *c, char 
 	m.env_full = 1;
 	/* nobody asked for it yet: its tracer refuses what would act outside it */
 	m.ahead = 1;
-	msg_put_job(&j->payload, &m);
+	job_encode(j, &m);
 	free(v);
 	return j;
 }

@@ -75,7 +75,8 @@ int pool_size(const struct pool *p)
 	return p->n;
 }
 
-int pool_submit(struct pool *p, int64_t id, const void *job, size_t len, uint32_t retries)
+int pool_submit(struct pool *p, int64_t id, void *job, size_t len, const struct job_head *h,
+		enum pool_own own)
 {
 	struct pjob *j;
 
@@ -84,22 +85,21 @@ int pool_submit(struct pool *p, int64_t id, const void *job, size_t len, uint32_
 		return -1;
 	}
 	j = calloc(1, sizeof *j);
-	if (!j || !(j->payload = malloc(len ? len : 1))) {
-		free(j);
+	if (!j) {
 		errno = ENOMEM;
 		return -1;
 	}
-	if (len)
-		memcpy(j->payload, job, len);
+	j->payload = job;
 	j->len = len;
 	j->id = id;
-	j->retries = retries;
+	j->retries = h->retries;
+	j->timeout_ms = h->timeout_ms;
 	if (pool_hash_add(p, j) < 0) {
-		free(j->payload);
 		free(j);
 		errno = ENOMEM;
 		return -1;
 	}
+	j->given = own == POOL_GIVE; /* not before: a refusal leaves it the owner's */
 	pool_enqueue(p, j, 0);
 	p->st.submitted++;
 	pool_dispatch(p);

@@ -26,15 +26,16 @@
  * The owner's steps:
  *  1. pool_new(), then pool_warm() to start the workers now, not at the
  *     first job;
- *  2. pool_submit() each job; a -1 means the pool did not take it (the
- *     id is in use, or no memory): it will never be reported, so the
- *     owner reports it itself;
+ *  2. pool_submit() each job, lent or given; a -1 means the pool did not
+ *     take it (the id is in use, or no memory): it will never be
+ *     reported, so the owner reports it itself;
  *  3. every round of its loop, pool_pollfds() before poll() and
  *     pool_events() after: results and STARTED reports come through ops
  *     from inside pool_events() (and from pool_pollfds() for a worker
  *     that could not start);
  *  4. pool_cancel() a job nobody wants; it is still reported;
- *  5. pool_destroy() once: whatever still runs is killed, not reported.
+ *  5. pool_destroy() once: whatever still runs is killed, not reported
+ *     (lent bytes may be freed after it returns).
  * Descriptors: the pool owns every pipe end ops->start hands it and the
  * board; the owner owns the ones pool_pollfds() lists only for the
  * length of its poll().
@@ -71,13 +72,16 @@ struct pool_ops {
 	/* Optional: one-line diagnostics (worker restarts, protocol errors). */
 	void (*log)(void *ctx, const char *msg);
 	/*
-	 * Optional: a worker's RESULT as it came, checked and restamped
-	 * (msg_restamp_result), instead of `result`, for an owner that only
-	 * passes it on: nothing is decoded or copied.  `payload` is only
-	 * valid during the call.  Results the pool makes itself (crashes, no
-	 * worker, cancels before start) still go to `result`.
+	 * Optional: a worker's RESULT as it came, checked (msg_check_result),
+	 * instead of `result`, for an owner that only passes it on: nothing
+	 * is decoded, copied or written to.  `h` is the head the pool gives
+	 * it (worker, attempts, running), to be sent in place of the
+	 * payload's own (msg_put_result_as).  `payload` is only valid during
+	 * the call.  Results the pool makes itself (crashes, no worker,
+	 * cancels before start) still go to `result`.
 	 */
-	void (*result_raw)(void *ctx, int64_t id, const void *payload, size_t len);
+	void (*result_raw)(void *ctx, int64_t id, const struct result_head *h, const void *payload,
+			   size_t len);
 };
 
 struct pool_stats {
@@ -104,11 +108,22 @@ int pool_resize(struct pool *p, int nworkers);
 /* How many workers it may run. */
 int pool_size(const struct pool *p);
 /*
- * Queue a job.  `job` is an encoded MSG_JOB payload (msg_put_job), copied.
- * `retries` is how many times it may be re-run after worker crashes.
- * Returns 0, or -1 if id is already queued or running.
+ * Queue a job: `job` is an encoded MSG_JOB payload (msg_put_job) and `h`
+ * its head (re-runs after worker crashes, the timeout), which the owner
+ * has at hand: the plugin in its job record, the supervisor from
+ * msg_get_job_head().  The pool never decodes the rest.  Who owns the
+ * bytes:
+ *   POOL_LEND  the owner keeps them, unchanged and valid, until the job
+ *              is reported (or pool_destroy()); the pool copies nothing.
+ *   POOL_GIVE  they are malloc'd and the pool's from now on: it frees
+ *              them once the job is reported (the supervisor hands over
+ *              the frame buffer they arrived in).
+ * Returns 0, or -1 if id is already queued or running (EEXIST), not
+ * positive (EINVAL) or out of memory; then the owner still owns `job`.
  */
-int pool_submit(struct pool *p, int64_t id, const void *job, size_t len, uint32_t retries);
+enum pool_own { POOL_LEND, POOL_GIVE };
+int pool_submit(struct pool *p, int64_t id, void *job, size_t len, const struct job_head *h,
+		enum pool_own own);
 /*
  * The one decision about a job whose process died under it: a worker in
  * the pool, or, in the plugin, the supervisor with its whole pool.  One

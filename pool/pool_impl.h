@@ -19,9 +19,11 @@
 
 struct pjob {
 	int64_t id;
-	unsigned char *payload;
+	unsigned char *payload; /* the encoded JOB: lent, or the pool's (given) */
 	size_t len;
-	uint32_t retries;
+	int given;           /* POOL_GIVE: freed with the job */
+	uint32_t retries;    /* from the JOB's head */
+	int64_t timeout_ms;  /* from the JOB's head */
 	uint32_t attempts; /* runs handed to a worker so far */
 	uint32_t running;  /* busy workers when it was last handed to one, itself included */
 	int64_t dispatched_ms; /* when it was last handed to a worker (pool_now_ms) */

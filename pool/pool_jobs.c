@@ -65,7 +65,8 @@ void pool_hash_del(struct pool *p, struct pjob *j)
 void pool_job_free(struct pool *p, struct pjob *j)
 {
 	pool_hash_del(p, j);
-	free(j->payload);
+	if (j->given)
+		free(j->payload);
 	free(j);
 }
 

@@ -69,8 +69,10 @@ void pool_flush(struct pworker *w)
 
 void pool_send(struct pworker *w, int64_t id, const void *payload, size_t len)
 {
-	frame_put(&w->out.buf, id, payload, len);
-	pool_flush(w);
+	if (!w->write_dead && frame_outq_send(w->to_fd, &w->out, id, payload, len) < 0)
+		w->write_dead = 1; /* it closed its input: exiting, EOF follows */
+	if (w->write_dead)
+		frame_outq_release(&w->out);
 }
 
 static void pool_start_failed(struct pool *p, const char *why)
@@ -145,7 +147,7 @@ enum pool_fate pool_fate(int cancelled, int64_t timeout_ms, int64_t ran_ms, uint
 static void pool_job_lost(struct pool *p, struct pworker *w, struct pjob *j)
 {
 	uint32_t runs = j->retries + 1;
-	int64_t timeout = j->cancelled ? 0 : msg_job_timeout(j->payload, j->len);
+	int64_t timeout = j->cancelled ? 0 : j->timeout_ms;
 
 	switch (pool_fate(j->cancelled, timeout, pool_now_ms() - j->dispatched_ms, j->attempts,
 			  j->retries)) {
@@ -320,16 +322,16 @@ static void pool_got_result(struct pool *p, struct pworker *w)
 	struct pjob *j = w->job;
 	struct buf *payload = &w->dec.payload;
 	struct buf err = BUF_INIT;
+	struct result_head head = { w->index, j->attempts, j->running };
 	int64_t id = j->id;
 	int bad;
 
 	if (p->ops.result_raw) {
-		bad = msg_restamp_result(payload->data, payload->len, w->index,
-					 j->attempts, j->running, &err);
+		bad = msg_check_result(payload->data, payload->len, &err);
 	} else if (!(bad = msg_get_result(payload->data, payload->len, &res, &err))) {
-		res.worker = w->index;
-		res.attempts = j->attempts;
-		res.running = j->running;
+		res.worker = head.worker;
+		res.attempts = head.attempts;
+		res.running = head.running;
 	}
 	if (bad < 0) {
 		pool_lose(p, w, 1, "sent a bad RESULT: %s", (char *)err.data);
@@ -343,7 +345,7 @@ static void pool_got_result(struct pool *p, struct pworker *w)
 	pool_job_free(p, j);
 	p->st.completed++;
 	if (p->ops.result_raw) {
-		p->ops.result_raw(p->ctx, id, payload->data, payload->len);
+		p->ops.result_raw(p->ctx, id, &head, payload->data, payload->len);
 		return;
 	}
 	p->ops.result(p->ctx, id, &res);

@@ -85,12 +85,17 @@ static void sup_result(void *ctx, int64_t id, struct result_msg *res)
 	buf_release(&b);
 }
 
-/* A worker's RESULT goes upstream as it came (restamped by the pool). */
-static void sup_result_raw(void *ctx, int64_t id, const void *payload, size_t len)
+/*
+ * A worker's RESULT goes upstream as it came, behind the head the pool
+ * gave it: copied once, into the queue, and never written to.
+ */
+static void sup_result_raw(void *ctx, int64_t id, const struct result_head *h,
+			   const void *payload, size_t len)
 {
 	struct sup *s = ctx;
 
-	frame_put(&s->upq.buf, id, payload, len);
+	frame_put_head(&s->upq.buf, id, len);
+	msg_put_result_as(&s->upq.buf, h, payload, len);
 }
 
 static void sup_started(void *ctx, int64_t id, const struct started_msg *m)
@@ -191,26 +196,34 @@ static void sup_hello(struct sup *s)
 		diag_warn("no worker could be started yet");
 }
 
-/* The plugin's messages after the handshake: each handler returns 0. */
+/*
+ * The plugin's messages after the handshake: each handler returns 0.
+ * A JOB goes to the pool as it came: its head read (O(1)), the rest
+ * left to the worker that decodes it, and the frame buffer it arrived
+ * in (m->p) given to the pool (the decoder starts a new one), not copied.
+ */
 static int sup_on_job(void *ctx, const struct msg_in *m)
 {
 	struct sup *s = ctx;
-	struct job_msg job;
+	struct job_head head;
 	struct buf err = BUF_INIT;
-	uint32_t retries;
+	unsigned char *job;
+	size_t len;
 
-	if (msg_get_job(m->p, m->n, &job, &err) < 0) {
+	if (msg_get_job_head(m->p, m->n, &head, &err) < 0) {
 		sup_fail(s, "job %" PRId64 ": %s", m->id, (char *)err.data);
 		buf_release(&err);
 		return 0;
 	}
-	retries = job.retries;
-	msg_job_release(&job);
-	if (pool_submit(s->pool, m->id, m->p, m->n, retries) < 0) {
-		if (errno == EEXIST)
+	job = (unsigned char *)buf_detach(&s->dec.payload, &len);
+	if (pool_submit(s->pool, m->id, job, len, &head, POOL_GIVE) < 0) {
+		int e = errno;
+
+		free(job);
+		if (e == EEXIST)
 			sup_fail(s, "job %" PRId64 ": id already in use", m->id);
 		else
-			sup_fail(s, "job %" PRId64 ":", m->id);
+			errno = e, sup_fail(s, "job %" PRId64 ":", m->id);
 	}
 	return 0;
 }

@@ -23,6 +23,7 @@
 
 #include "lib/board.h"
 #include "pool/pool.h"
+#include "pool/pool_impl.h"
 #include "pool/start.h"
 #include "tap.h"
 
@@ -125,7 +126,10 @@ int main(void)
 
 	pool = pool_new(1, &ops, NULL);
 	ok(pool && pool_board(pool) >= 0, "a pool gets a board");
-	ok(pool_submit(pool, 1, payload.data, payload.len, 0) == 0, "job submitted, no retries");
+	ok(pool_submit(pool, 1, payload.data, payload.len, &(struct job_head){ 0, 0 }, POOL_LEND) == 0,
+	   "job submitted, no retries");
+	ok(pool_find(pool, 1) && pool_find(pool, 1)->payload == payload.data,
+	   "a lent job's bytes stay the owner's: the pool copies nothing");
 	while (!results) {
 		struct pollfd fds[8];
 		int timeout = -1;
@@ -159,6 +163,19 @@ int main(void)
 		/* the job is ours now (subreaper): its status says who ended it */
 		ok(waitpid(job_pid, &st, 0) == job_pid && WIFSIGNALED(st) &&
 		   WTERMSIG(st) == SIGKILL, "the pool killed the orphaned job");
+	}
+	{
+		/* given: the pool frees it (ASan and valgrind see a leak or a double free) */
+		unsigned char *given = malloc(payload.len);
+		int before = results;
+
+		if (!given)
+			abort();
+		memcpy(given, payload.data, payload.len);
+		ok(pool_submit(pool, 2, given, payload.len, &(struct job_head){ 0, 0 }, POOL_GIVE) == 0 &&
+		   pool_find(pool, 2)->payload == given, "a given job's bytes are the pool's, not copied");
+		ok(pool_cancel(pool, 2) == 0 && results == before + 1 && (last.flags & RES_CANCELLED),
+		   "cancelled before it started, it is reported and its bytes freed");
 	}
 	pool_destroy(pool, 0);
 	unlink(fifo);

@@ -403,8 +403,8 @@ static void test_job(void)
 	buf_reset(&b);
 	msg_put_job(&b, &j);
 	{
-		/* type, shell, strv, command, cwd, strv: find the flag byte. */
-		size_t off = 1 + 8 + strlen(j.shell) + 4 + 8 + strlen(j.command) + 8 + 4;
+		/* type, head, shell, strv, command, cwd, strv: find the flag byte. */
+		size_t off = MSG_JOB_HEAD + 8 + strlen(j.shell) + 4 + 8 + strlen(j.command) + 8 + 4;
 
 		b.data[off] = 2;
 		ok(msg_get_job(b.data, b.len, &g, fresh_why()) < 0 && has(why_text(), "has_input"),
@@ -412,6 +412,27 @@ static void test_job(void)
 		b.data[off] = 0;
 		ok(msg_get_job(b.data, b.len, &g, fresh_why()) == 0, "(and 0 at that offset decodes)");
 		msg_job_release(&g);
+	}
+
+	/* The head: retries and timeout, read without the rest. */
+	{
+		struct job_head h;
+
+		ok(msg_get_job_head(b.data, b.len, &h, fresh_why()) == 0 && h.retries == 3 &&
+		   h.timeout_ms == 90000, "msg_get_job_head reads retries and timeout_ms");
+		ok(msg_get_job_head(b.data, MSG_JOB_HEAD, &h, fresh_why()) == 0 && h.retries == 3 &&
+		   h.timeout_ms == 90000, "the head is a JOB's first 13 bytes: nothing after is read");
+		ok(msg_get_job_head(b.data, MSG_JOB_HEAD - 1, &h, fresh_why()) < 0 &&
+		   has(why_text(), "JOB: message too short") && !h.retries && !h.timeout_ms,
+		   "a JOB cut inside its head has none");
+		j.timeout_ms = PROTO_MAX_TIMEOUT_MS + 1;
+		buf_reset(&b);
+		msg_put_job(&b, &j);
+		ok(msg_get_job_head(b.data, b.len, &h, fresh_why()) < 0 &&
+		   has(why_text(), "timeout out of range"), "the head's timeout is range-checked as msg_get_job's");
+		b.data[0] = MSG_RESULT;
+		ok(msg_get_job_head(b.data, b.len, &h, fresh_why()) < 0 && has(why_text(), "wrong message type"),
+		   "a RESULT has no JOB head");
 	}
 	buf_release(&b);
 }
@@ -450,16 +471,32 @@ static void test_result(void)
 	msg_result_release(&g);
 	ok(!g.out.data && !g.err.data, "msg_result_release leaves the message empty");
 
-	ok(msg_restamp_result(b.data, b.len, 4, 3, 2, fresh_why()) == 0 &&
-	   msg_get_result(b.data, b.len, &g, fresh_why()) == 0 &&
-	   g.worker == 4 && g.attempts == 3 && g.running == 2 && g.status == -1 &&
-	   g.flags == m.flags && g.start_ns == INT64_MAX && g.end_ns == -3 &&
-	   g.utime_us == 1 && g.stime_us == 2 && g.maxrss_kb == 3 && g.err.len == 0 &&
-	   g.out.len == big && !memcmp(g.out.data, m.out.data, big),
-	   "msg_restamp_result sets worker, attempts and running in place, nothing else");
-	msg_result_release(&g);
-	ok(msg_restamp_result(b.data, b.len - 1, 4, 3, 2, fresh_why()) < 0 && has(why_text(), "too short"),
-	   "msg_restamp_result rejects what msg_get_result rejects");
+	{
+		struct result_head h = { 4, 3, 2 };
+		struct buf as = BUF_INIT;
+		size_t was = b.len;
+		unsigned char *before = malloc(b.len);
+
+		if (!before)
+			abort();
+		memcpy(before, b.data, b.len);
+		ok(msg_check_result(b.data, b.len, fresh_why()) == 0, "msg_check_result takes a good RESULT");
+		msg_put_result_as(&as, &h, b.data, b.len);
+		ok(as.len == b.len && msg_get_result(as.data, as.len, &g, fresh_why()) == 0 &&
+		   g.worker == 4 && g.attempts == 3 && g.running == 2 && g.status == -1 &&
+		   g.flags == m.flags && g.start_ns == INT64_MAX && g.end_ns == -3 &&
+		   g.utime_us == 1 && g.stime_us == 2 && g.maxrss_kb == 3 && g.err.len == 0 &&
+		   g.out.len == big && !memcmp(g.out.data, m.out.data, big),
+		   "msg_put_result_as sets worker, attempts and running, nothing else");
+		ok(b.len == was && !memcmp(before, b.data, b.len), "msg_put_result_as leaves its input as it was");
+		ok(!memcmp(as.data + MSG_RESULT_HEAD, b.data + MSG_RESULT_HEAD, b.len - MSG_RESULT_HEAD),
+		   "the head is the RESULT's first 13 bytes: what follows is copied as it is");
+		msg_result_release(&g);
+		buf_release(&as);
+		free(before);
+	}
+	ok(msg_check_result(b.data, b.len - 1, fresh_why()) < 0 && has(why_text(), "too short"),
+	   "msg_check_result rejects what msg_get_result rejects");
 
 	ok(msg_get_result(b.data, b.len - 1, &g, fresh_why()) < 0 && has(why_text(), "too short") &&
 	   !g.out.data, "RESULT missing its last byte fails");
@@ -843,11 +880,37 @@ static void test_flush(void)
 	   "alternating read and flush drains both frames (%d rounds)", rounds);
 	ok(frame_outq_flush(fds[1], &out) == 0, "flushing an empty buffer is a no-op");
 
+	/* frame_outq_send: straight from the caller's bytes while nothing is queued */
+	frame_outq_release(&out);
+	frames = 0;
+	bytes = 0;
+	rounds = 0;
+	ok(frame_outq_send(fds[1], &out, 7, "\x03", 1) == 0 && out.buf.len == 0 && !out.buf.data,
+	   "a frame the pipe takes whole is written, nothing queued or allocated");
+	drain(fds[0], &d, &frames, &bytes);
+	ok(frames == 1 && bytes == 17, "and it arrives whole");
+	r = frame_outq_send(fds[1], &out, 1, p, big);
+	left0 = frame_outq_pending(&out);
+	ok(r == 0 && left0 > 0 && left0 < big,
+	   "a frame the pipe takes in part: only the rest is queued (%zu bytes)", left0);
+	ok(frame_outq_send(fds[1], &out, 2, "\x03", 1) == 0 && frame_outq_pending(&out) == left0 + 17,
+	   "a frame sent behind a queue waits its turn");
+	while (frame_outq_pending(&out) && rounds++ < 10000) {
+		drain(fds[0], &d, &frames, &bytes);
+		if (frame_outq_flush(fds[1], &out) < 0)
+			break;
+	}
+	drain(fds[0], &d, &frames, &bytes);
+	ok(frames == 3 && bytes == 17 + big + 16 + 17 && !d.err.len, "all three arrive, in order");
+
 	frame_put(&out.buf, 3, "\x03", 1);
 	close(fds[0]);
 	errno = 0;
 	ok(frame_outq_flush(fds[1], &out) == -1 && errno == EPIPE && frame_outq_pending(&out) == 17,
 	   "flush after the reader closed: EPIPE, data kept");
+	errno = 0;
+	ok(frame_outq_send(fds[1], &out, 4, "\x03", 1) == -1 && errno == EPIPE &&
+	   frame_outq_pending(&out) == 34, "frame_outq_send behind it: EPIPE, the frame kept queued");
 	errno = 0;
 	ok(frame_write_all(fds[1], 3, "\x03", 1) == -1 && errno == EPIPE,
 	   "frame_write_all after the reader closed: EPIPE");
@@ -925,6 +988,8 @@ static int write_corpus(const char *dir)
 	corpus_file(dir, "bad-trailing", 0, &st);
 	buf_reset(&st);
 	wire_put_u8(&p, MSG_JOB);
+	wire_put_u32(&p, 0);
+	wire_put_i64(&p, 0);
 	wire_put_str(&p, "/bin/sh");
 	wire_put_u32(&p, 1000000);
 	FRAME(3);
