@@ -175,18 +175,16 @@ ok "not Kbuild: nothing is kept for it" expect_eq "" "$(ls "$TRASH/foreign-store
 mkdir lost
 cp "$TEST_ROOT/asynccompile-kbuild.mk" lost/
 printf 'all: ; @$(MAKE) --no-print-directory -C linux\n' >top.mk
-MAKEFILES=$TRASH/lost/asynccompile-kbuild.mk run_make -f top.mk
-ok "missing plugin: make succeeds" expect_make_ok
-ok "missing plugin: stock answers" expect_eq "$(cat stock.out)" "$(cat out)" "stdout"
-ok "missing plugin: one line says why" \
-	expect_eq "lost/asynccompile-kbuild.mk:34: asynccompile-kbuild.mk: $TRASH/lost/asynccompile.so does not exist: building without it" \
-	"$(sed "s|^$TRASH/||" err)" "stderr"
+lost_plugin() { # what, the reason the fragment's line gives
+	MAKEFILES=$TRASH/lost/asynccompile-kbuild.mk run_make -f top.mk
+	ok "$1 plugin: make succeeds" expect_make_ok
+	ok "$1 plugin: stock answers" expect_eq "$(cat stock.out)" "$(cat out)" "stdout"
+	ok "$1 plugin: one line says why" \
+		expect_eq "lost/asynccompile-kbuild.mk:34: asynccompile-kbuild.mk: $TRASH/lost/asynccompile.so $2: building without it" \
+		"$(sed "s|^$TRASH/||" err)" "stderr"
+}
+lost_plugin missing "does not exist"
 echo 'not an object' >lost/asynccompile.so
-MAKEFILES=$TRASH/lost/asynccompile-kbuild.mk run_make -f top.mk
-ok "unloadable plugin: make succeeds" expect_make_ok
-ok "unloadable plugin: stock answers" expect_eq "$(cat stock.out)" "$(cat out)" "stdout"
-ok "unloadable plugin: one line says why" \
-	expect_eq "lost/asynccompile-kbuild.mk:34: asynccompile-kbuild.mk: $TRASH/lost/asynccompile.so could not be loaded: building without it" \
-	"$(sed "s|^$TRASH/||" err)" "stderr"
+lost_plugin unloadable "could not be loaded"
 
 done_testing

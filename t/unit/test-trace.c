@@ -192,6 +192,17 @@ static long find(const struct run *r, size_t from, int type, pid_t pid, int kind
 	return -1;
 }
 
+/*
+ * f, a FORK event, names a child of the traced process, and after it come
+ * that child's READ of path and its BYE, under the child's own pid.
+ */
+static int child_read_bye(const struct run *r, long f, const char *path)
+{
+	return f >= 0 && r->v[f].e.aux == r->pid && r->v[f].e.pid != r->pid &&
+	       find(r, (size_t)f, TL_READ, r->v[f].e.pid, TL_FILE, path) >= 0 &&
+	       find(r, (size_t)f, TL_BYE, r->v[f].e.pid, -1, NULL) >= 0;
+}
+
 /* The flags of every READ of a path ending in suffix, or'ed; -1: none. */
 static int read_flags(const struct run *r, const char *suffix)
 {
@@ -432,10 +443,7 @@ static void test_processes(void)
 	run(&r, 1, NULL, (char *[]){ probe, "fork-open", at("f"), NULL });
 	check_accounted(&r, "fork");
 	f = find(&r, 0, TL_FORK, -1, -1, NULL);
-	ok(f >= 0 && r.v[f].e.aux == r.pid && r.v[f].e.pid != r.pid &&
-	   find(&r, (size_t)f, TL_READ, r.v[f].e.pid, TL_FILE, at("f")) >= 0 &&
-	   find(&r, (size_t)f, TL_BYE, r.v[f].e.pid, -1, NULL) >= 0,
-	   "fork: the child's FORK, its READ, its BYE");
+	ok(child_read_bye(&r, f, at("f")), "fork: the child's FORK, its READ, its BYE");
 	run_free(&r);
 
 	/*
@@ -467,9 +475,7 @@ static void test_processes(void)
 	run(&r, 1, NULL, (char *[]){ probe, "vfork-open", at("f"), "open", at("d/g"), NULL });
 	check_accounted(&r, "vfork, the child opens and _exits");
 	f = find(&r, 0, TL_FORK, -1, -1, NULL);
-	ok(f >= 0 && r.v[f].e.aux == r.pid && r.v[f].e.pid != r.pid &&
-	   find(&r, (size_t)f, TL_READ, r.v[f].e.pid, TL_FILE, at("f")) >= 0 &&
-	   find(&r, (size_t)f, TL_BYE, r.v[f].e.pid, -1, NULL) >= 0,
+	ok(child_read_bye(&r, f, at("f")),
 	   "vfork: the child's FORK, its READ and its BYE carry its own pid");
 	ok(f >= 0 && find(&r, (size_t)f, TL_READ, r.pid, TL_FILE, at("d/g")) >= 0 &&
 	   find(&r, (size_t)f, TL_BYE, r.pid, -1, NULL) >= 0,
