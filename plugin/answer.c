@@ -25,6 +25,7 @@ static struct {
 	char *tracer;           /* the preload, or NULL: nothing is reused */
 	int tracer_tried;
 	unsigned long hits, misses;
+	unsigned long shell_misses; /* of misses, async-shell's (job_internal) */
 	struct stats tally;     /* what this make adds to the stats file */
 	int64_t saved_ns;
 	struct rs_table *table; /* identities seen: for one check, or one stretch */
@@ -183,6 +184,13 @@ int answer_fill(const struct config *c, struct job *j, const char *shell, char *
 	return 1;
 }
 
+static void answer_count_miss(const struct job *j)
+{
+	A.misses++;
+	if (job_internal(j))
+		A.shell_misses++;
+}
+
 /* A lookup, counted: a hit, or a miss of a command the cache could keep. */
 void answer_count(const struct config *c, struct job *j, const char *shell, char **flags,
 		  const char *command, const char *input, char **launcher, uint64_t env)
@@ -190,7 +198,7 @@ void answer_count(const struct config *c, struct job *j, const char *shell, char
 	if (answer_fill(c, j, shell, flags, command, input, launcher, env))
 		answer_hit(j);
 	else if (j->cache_key.len)
-		A.misses++;
+		answer_count_miss(j);
 }
 
 void answer_lookup(const struct config *c, struct job *j, const char *shell, char **flags,
@@ -232,9 +240,9 @@ void answer_hit(const struct job *j)
 	answer_tally_hit(STATS_CACHE_HITS, j->ran_ns);
 }
 
-void answer_miss(void)
+void answer_miss(const struct job *j)
 {
-	A.misses++;
+	answer_count_miss(j);
 }
 
 void answer_written(void)
@@ -310,6 +318,7 @@ void answer_stats(struct answer_stats *st)
 	readset_table_counts(A.table, &looked, &reused);
 	st->hits = A.hits;
 	st->misses = A.misses;
+	st->shell_misses = A.shell_misses;
 	st->looked = A.looked + looked;
 	st->reused = A.reused + reused;
 }

@@ -64,7 +64,7 @@ void answer_lookup(const struct config *c, struct job *j, const char *shell, cha
 /* Count a hit of a job answer_fill() filled, taken by a call. */
 void answer_hit(const struct job *j);
 /* Count a miss found late: a speculated job looked up, missed, and was used. */
-void answer_miss(void);
+void answer_miss(const struct job *j);
 /* Store a finished job's answer under its key if it ran to completion. */
 void answer_keep(const struct job *j);
 /* A record was written to the store (spec.c): answer_exit() evicts. */
@@ -78,6 +78,7 @@ void answer_exit(void);
 
 struct answer_stats {
 	unsigned long hits, misses;
+	unsigned long shell_misses; /* of misses, async-shell's own lookups */
 	unsigned long looked, reused; /* paths stat'ed by checks; answered by the table */
 };
 void answer_stats(struct answer_stats *st);

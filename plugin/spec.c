@@ -472,7 +472,7 @@ struct job *spec_answer(struct job *j, char **ran, uint64_t ran_env, char **call
 		/* what make would have waited for, less what it did wait */
 		answer_tally_hit(STATS_SPEC_HITS, answer_run_ns(j) - waited);
 		if (j->cache_key.len)
-			answer_miss(); /* looked up when it was speculated */
+			answer_miss(j); /* looked up when it was speculated */
 		return j;
 	}
 	/* a cached answer out of date: the call looks the cache up again, and runs */

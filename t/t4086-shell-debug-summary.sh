@@ -69,6 +69,25 @@ ASYNC_COMPILE_DEBUG=1 run_make
 ASYNC_COMPILE_DEBUG=1 run_make
 ok "cached answers taken at load are counted as from the cache" one_summary \
 	'4 calls: 3 from the cache, 0 by speculation, 1 from the memo, 0 run; no misses'
+# a probe's cache lookups ($(async-try)'s) are not async-shell's: one
+# that misses on every run stays out of this line
+write_mk try.mk <<'EOF2'
+load @PLUGIN@
+A := $(async-shell cat a.txt)
+B := $(async-shell cat b.txt)
+C := $(async-shell cat c.txt)
+D := $(async-shell cat a.txt)
+$(async-try t,echo probe $(file <n.txt))
+all: ; @echo $A $B $C $D $(async-wait)$(t.out)
+EOF2
+echo 1 >n.txt
+ASYNC_COMPILE_DEBUG=1 run_make -f try.mk
+echo 2 >n.txt
+ASYNC_COMPILE_DEBUG=1 run_make -f try.mk
+ok "with a probe: make gives the answers" \
+	sh -c '[ "$0" -eq 0 ] && grep -qx "111 22 33 111 probe 2" out || { cat out; exit 1; }' "$make_status"
+ok "... and its cache miss is not counted as async-shell's" one_summary \
+	'4 calls: 3 from the cache, 0 by speculation, 1 from the memo, 0 run; no misses'
 # a variable new to the environment misses every cache entry (answers
 # are kept per environment) and speculation answers: the line says so
 ASYNC_COMPILE_DEBUG=1 run_make T4086_NEW=1
