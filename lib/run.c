@@ -6,6 +6,7 @@
 
 #include "lib/launch.h"
 #include "lib/readset.h"
+#include "lib/syscan.h"
 #include "lib/tracelog.h"
 
 #include <errno.h>
@@ -30,6 +31,8 @@
 /* A trace longer than this is not read: the run is opaque. */
 #define RUN_MAX_TRACE ((size_t)64 << 20)
 #define NO_FD ((nfds_t)-1)
+/* How often a traced job's log is looked at for code to scan (run_peek). */
+#define RUN_PEEK_MS 10
 
 enum run_stop { STOP_NONE, STOP_TIMEOUT, STOP_CANCEL, STOP_ABANDON };
 
@@ -63,6 +66,9 @@ struct run_state {
 	int wstatus;
 	int callers_group; /* hooks->callers_group: signal the process, not a group */
 	int to_eof;       /* read stdout to its end, as $(shell) does (run.h) */
+	int trace_fd;     /* a traced job's log (launch.h), or -1 */
+	size_t peeked;    /* bytes of its events run_peek() has been through */
+	struct buf peek;
 };
 
 static int64_t run_now_ms(void)
@@ -295,6 +301,46 @@ static void run_check_timers(struct run_state *st)
 	}
 }
 
+/*
+ * While a traced command runs, this thread only waits.  So it scans the
+ * code the command maps as the log shows it (syscan.h: the first scan of
+ * an object costs, cc1's about 50 ms on the bench's VM), and the settle
+ * after the exit finds the verdicts cached.  Only a head start: what an
+ * event that is still being written says is never trusted for more than
+ * a scan of the file at that path that has that identity, and the
+ * settle reads the whole log again.
+ */
+static void run_peek(struct run_state *st)
+{
+	struct tl_shm h;
+	struct tl_event ev;
+	const char *path;
+	size_t off = 0, plen;
+	ssize_t got;
+
+	if (pread(st->trace_fd, &h, sizeof h, 0) != (ssize_t)sizeof h ||
+	    h.head > RUN_MAX_TRACE || h.head <= st->peeked)
+		return;
+	buf_reset(&st->peek);
+	buf_grow(&st->peek, (size_t)h.head - st->peeked + 1);
+	got = pread(st->trace_fd, st->peek.data, (size_t)h.head - st->peeked,
+		    (off_t)(TL_SHM_DATA + st->peeked));
+	if (got <= 0)
+		return;
+	/* stops at an event not yet committed: it is read again next time */
+	while (tl_next(st->peek.data, (size_t)got, &off, &ev, &path, &plen)) {
+		char name[4096];
+
+		if (ev.kind != TL_FILE || (ev.flags & TL_SYSTEM) || plen >= sizeof name ||
+		    !(ev.type == TL_HELLO || (ev.type == TL_READ && (ev.flags & TL_MAPPED))))
+			continue;
+		memcpy(name, path, plen);
+		name[plen] = 0;
+		syscan_object(name, &ev, NULL);
+	}
+	st->peeked += off;
+}
+
 static void run_loop(struct run_state *st)
 {
 	const struct run_hooks *h = st->hooks;
@@ -329,6 +375,8 @@ static void run_loop(struct run_state *st)
 			if (h->watch_fd[i] >= 0)
 				pfd[n++] = (struct pollfd){ h->watch_fd[i], POLLIN, 0 };
 		if (!st->reaped) {
+			if (!st->exited && st->trace_fd >= 0)
+				timeout = run_deadline(now + RUN_PEEK_MS, now, timeout);
 			if (!st->exited)
 				timeout = run_deadline(st->started_at, now, timeout);
 			if (st->stop == STOP_NONE)
@@ -360,6 +408,8 @@ static void run_loop(struct run_state *st)
 				break;
 			}
 		}
+		if (!st->exited && st->trace_fd >= 0)
+			run_peek(st);
 		if (!st->exited && (pid_i >= n || pfd[pid_i].revents))
 			run_check_exit(st);
 		if (st->started_at && !st->exited && run_now_ms() >= st->started_at) {
@@ -492,6 +542,7 @@ int run_job(const struct job_msg *job, const struct run_hooks *hooks,
 	st.out.stream = RES_OUT;
 	st.err.stream = RES_ERR;
 	st.out.order = st.err.order = &res->order;
+	st.trace_fd = -1;
 	st.out.cap = st.err.cap = cap;
 	res->start_ns = proto_now_ns();
 	run_job_pid(hooks, BOARD_STARTING);
@@ -514,6 +565,7 @@ int run_job(const struct job_msg *job, const struct run_hooks *hooks,
 	st.err.fd = l.err_fd;
 	st.out_w = l.out_w;
 	st.err_w = l.err_w;
+	st.trace_fd = job->tracer ? l.trace_fd : -1;
 	/* close-on-exec by itself; the poll falls back to a tick without it */
 	st.pidfd = (int)syscall(SYS_pidfd_open, st.pid, 0);
 	if (st.pidfd < 0) {
@@ -532,6 +584,7 @@ int run_job(const struct job_msg *job, const struct run_hooks *hooks,
 	if (st.in_fd >= 0 && !job->input_len)
 		run_close(&st.in_fd);
 	run_loop(&st);
+	buf_release(&st.peek);
 	run_finish(&st); /* before the pipes close: it notes which are open */
 	if (job->tracer)
 		run_trace_settle(&l, st.pid, res);

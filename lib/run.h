@@ -35,6 +35,15 @@
  *  - a command that cannot be started gives status 127, RES_SPAWN_FAILED
  *    and a one-line reason in err; `started` is not called.
  *
+ * A traced job (job->tracer): after the reap, its log becomes the
+ * result's read set (readset.h).  While it runs, the runner also looks at
+ * the log every RUN_PEEK_MS (10 ms) and at each wake-up, and has syscan.h
+ * judge each program and library the command mapped: a first scan (cc1
+ * about 50 ms) then overlaps the command instead of following it, and the
+ * read set finds the verdict cached.  A scan holds this thread, so a
+ * watched descriptor or the timeout may be served up to one scan late,
+ * once per object and store.
+ *
  * The status is the exit code, or 128+N after signal N (124 on timeout).
  * start_ns/end_ns (proto_now_ns) bracket spawn and reap; utime/stime/
  * maxrss come from wait4().  worker and attempts are left 0 for the

@@ -64,6 +64,13 @@ int syscan_image(const void *p, size_t n, struct buf *why);
  */
 int syscan_object(const char *path, const struct tl_event *id, struct buf *why);
 
+/*
+ * The candidates in n bytes at p: the offset (base + index) of every byte
+ * pair of the three above, in order, at most max of them into out.
+ * Returns how many, or max + 1 when there are more.
+ */
+size_t syscan_pairs(const unsigned char *p, size_t n, uint64_t base, uint64_t *out, size_t max);
+
 /* For the tests: 1 if capstone could be loaded. */
 int syscan_have_decoder(void);
 

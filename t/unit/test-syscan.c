@@ -300,6 +300,48 @@ static void cached(const char *dir)
 	ok(why_text() && strstr(why_text(), "0x400"), "... with the reason (%s)", why_text());
 }
 
+/* the finder of candidates against the plain definition, every alignment */
+static void t_pairs(void)
+{
+	static unsigned char b[4096 + 64];
+	static uint64_t got[4096], want[4096];
+	static const unsigned char lead[] = { 0x0f, 0x0f, 0xcd, 0x0f, 0xcd, 0x05, 0x80 };
+	static const unsigned char next[] = { 0x05, 0x34, 0x80, 0x80, 0x05, 0x0f, 0xcd };
+	unsigned seed = 12345;
+	int bad = 0, over = 0, cases = 0;
+
+	for (int round = 0; round < 200; round++) {
+		size_t n = (size_t)(round * 37 % 4096) + (size_t)(round % 33);
+		size_t from = (size_t)round % 17, w = 0, k;
+
+		for (size_t i = 0; i < sizeof b; i++) {
+			seed = seed * 1103515245u + 12345u;
+			/* dense in the bytes that matter, so pairs cross every lane */
+			b[i] = (seed >> 16) % 4 ? lead[(seed >> 8) % 7] : next[(seed >> 20) % 7];
+		}
+		if (n > from)
+			n -= from;
+		for (size_t i = 0; i + 2 <= n; i++) {
+			unsigned char x = b[from + i], y = b[from + i + 1];
+
+			if ((x == 0x0f && (y == 0x05 || y == 0x34)) || (x == 0xcd && y == 0x80))
+				want[w++] = 100 + i;
+		}
+		k = syscan_pairs(b + from, n, 100, got, 4096);
+		cases++;
+		if (k != w || memcmp(got, want, w * sizeof want[0]))
+			bad++;
+		/* one fewer than there are: says "more" */
+		if (w && syscan_pairs(b + from, n, 100, got, w - 1) != w)
+			over++;
+	}
+	ok(!bad, "the candidate finder agrees with the definition (%d of %d cases differ)", bad, cases);
+	ok(!over, "it says when there are more candidates than room (%d cases wrong)", over);
+	ok(syscan_pairs((const unsigned char *)"\x0f", 1, 0, got, 4) == 0 &&
+	   syscan_pairs((const unsigned char *)"\x0f\x05", 2, 7, got, 4) == 1 && got[0] == 7,
+	   "a pair needs both its bytes in the range");
+}
+
 int main(int argc, char **argv)
 {
 	char dir[] = "/tmp/asynccompile-syscan.XXXXXX";
@@ -330,6 +372,7 @@ int main(int argc, char **argv)
 	snprintf(cache, sizeof cache, "%s/cache/asynccompile", dir);
 	if (mkdir(cache, 0700))
 		return 1;
+	t_pairs();
 	crafted(decoder);
 	malformed(decoder);
 	entries();
