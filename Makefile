@@ -138,7 +138,7 @@ $(CLI): cli/main.o $(CORE_LIB)
 
 TRACER_SRC = $(wildcard trace/*.c)
 # The generic hooks (trace/classes.c), one line per opaque or impure
-# function of trace/libc.classes: TR_CLASS(name, class, version or NULL).
+# function of trace/libc.classes: TR_CLASS(name, class, "version" or "").
 TRACE_CLASSES_H = build/trace-classes.h
 # The real-function slots (trace/trace.h, defined once in emit.c), one
 # line per model function of trace/libc.classes and per @real line:
@@ -149,16 +149,16 @@ TRACER_DEPS = $(TRACER_SRC) $(wildcard trace/*.h) lib/tracelog.h $(TRACE_CLASSES
 $(TRACER): $(TRACER_DEPS)
 	$(CC) $(TRACER_CFLAGS) -shared -o $@ $(TRACER_SRC) $(LDFLAGS) -ldl
 
-$(TRACE_CLASSES_H): trace/libc.classes
+$(TRACE_CLASSES_H): trace/libc.classes Makefile
 	@mkdir -p $(dir $@)
 	awk '{ sub(/#.*/, "") } \
 	$$1 == "@libc" { printf "#ifndef TR_LIBC_CLASSIFIED\n#define TR_LIBC_CLASSIFIED \"%s\"\n#endif\n", $$2 } \
 	$$2 == "opaque" || $$2 == "impure" { \
 		printf "TR_CLASS(%s, TR_%s, %s)\n", $$1, toupper($$2), \
-			$$3 ~ /^@/ ? "\"" substr($$3, 2) "\"" : "NULL" }' $< > $@.tmp
+			$$3 ~ /^@/ ? "\"" substr($$3, 2) "\"" : "\"\"" }' $< > $@.tmp
 	mv $@.tmp $@
 
-$(TRACE_SLOTS_H): trace/libc.classes
+$(TRACE_SLOTS_H): trace/libc.classes Makefile
 	@mkdir -p $(dir $@)
 	awk '{ sub(/#.*/, "") } \
 	$$2 == "model" && $$3 ~ /^@/ { printf "#error \"%s: a model hook binds the default version\"\n", $$1 } \

@@ -27,7 +27,7 @@ enum { TR_OPAQUE = 0, TR_IMPURE = 1 };
 
 struct tr_class {
 	struct tr_real real;
-	const char *version; /* NULL: the default version */
+	uint32_t version;    /* in tr_symnames; "": the default version */
 	int impure;
 	int pid;             /* the process that said so already */
 };
@@ -35,7 +35,8 @@ struct tr_class {
 /* the records the trampolines name, hidden: reached pc-relatively */
 #define TR_CLASS(fn, cls, ver)                                                             \
 	__attribute__((visibility("hidden"), used)) struct tr_class tr_class_##fn = {      \
-		{ 0, #fn }, ver, cls, 0                                                    \
+		{ 0, offsetof(struct tr_symnames, class_##fn) },                           \
+		offsetof(struct tr_symnames, version_##fn), cls, 0                         \
 	};
 #include "build/trace-classes.h"
 #undef TR_CLASS
@@ -44,9 +45,9 @@ static void *tr_class_resolve(struct tr_class *c)
 {
 	void *p;
 
-	if (!c->version)
+	if (!*TR_NAME(c->version))
 		return tr_real_resolve(&c->real);
-	p = dlvsym(RTLD_NEXT, c->real.name, c->version);
+	p = dlvsym(RTLD_NEXT, TR_NAME(c->real.name), TR_NAME(c->version));
 	if (!p)
 		return tr_real_resolve(&c->real); /* says which and aborts */
 	__atomic_store_n(&c->real.fn, p, __ATOMIC_RELEASE);
@@ -74,9 +75,9 @@ void *tr_classified(struct tr_class *c)
 
 			tr_lock(&g);
 			if (c->impure)
-				tr_impure("a call that acts outside the command:", c->real.name);
+				tr_impure("a call that acts outside the command:", TR_NAME(c->real.name));
 			else
-				tr_opaque("a call the tracer does not follow:", c->real.name);
+				tr_opaque("a call the tracer does not follow:", TR_NAME(c->real.name));
 			tr_unlock(&g);
 		}
 	}

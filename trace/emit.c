@@ -34,7 +34,8 @@ static int tr_inflight;
 
 void *tr_real_resolve(struct tr_real *r)
 {
-	void *p = dlsym(RTLD_NEXT, r->name);
+	const char *name = TR_NAME(r->name);
+	void *p = dlsym(RTLD_NEXT, name);
 
 	if (!p) {
 		/* a hook whose function no later object defines cannot be called */
@@ -42,7 +43,7 @@ void *tr_real_resolve(struct tr_real *r)
 		ssize_t w TR_UNUSED;
 
 		w = write(2, msg, sizeof msg - 1);
-		w = write(2, r->name, strlen(r->name));
+		w = write(2, name, strlen(name));
 		w = write(2, "\n", 1);
 		abort();
 	}
@@ -50,8 +51,17 @@ void *tr_real_resolve(struct tr_real *r)
 	return p;
 }
 
+const struct tr_symnames tr_symnames = {
+#define TR_SLOT(fn) #fn,
+#include "build/trace-slots.h"
+#undef TR_SLOT
+#define TR_CLASS(fn, cls, ver) #fn, ver,
+#include "build/trace-classes.h"
+#undef TR_CLASS
+};
+
 /* every slot, once (trace.h: the list is trace/libc.classes) */
-#define TR_SLOT(fn) struct tr_real tr_real_##fn = { 0, #fn };
+#define TR_SLOT(fn) struct tr_real tr_real_##fn = { 0, offsetof(struct tr_symnames, slot_##fn) };
 #include "build/trace-slots.h"
 #undef TR_SLOT
 

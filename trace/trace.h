@@ -51,12 +51,31 @@
  */
 struct tr_real {
 	void *fn;
-	const char *name;
+	uint32_t name; /* offset in tr_symnames */
 };
 
 #define TR_SLOT(fn) extern struct tr_real tr_real_##fn __attribute__((visibility("hidden")));
 #include "build/trace-slots.h"
 #undef TR_SLOT
+
+/*
+ * Every name a slot or a generic hook (classes.c) resolves, as one
+ * constant block, defined in emit.c.  A record holds its name's offset
+ * here, never a pointer: a pointer is relocated by the loader in every
+ * process at start, which writes (and faults in) every page of records
+ * whether or not a hook is ever called.  So 700 records cost nothing
+ * until their first call.  A version is "" for the default one.
+ */
+struct tr_symnames {
+#define TR_SLOT(fn) char slot_##fn[sizeof #fn];
+#include "build/trace-slots.h"
+#undef TR_SLOT
+#define TR_CLASS(fn, cls, ver) char class_##fn[sizeof #fn]; char version_##fn[sizeof ver];
+#include "build/trace-classes.h"
+#undef TR_CLASS
+};
+extern const struct tr_symnames tr_symnames __attribute__((visibility("hidden")));
+#define TR_NAME(off) ((const char *)&tr_symnames + (off))
 
 #define TR_CALL(fn) ((__typeof__(&fn))tr_real_get(&tr_real_##fn))
 

@@ -139,6 +139,26 @@ void tr_vfork_child(void)
 }
 
 /*
+ * Only the pages the child changed are written back: writing an
+ * unchanged page of ours would take a fault for a private copy of it
+ * (most of the records and slots are pages the process never wrote).
+ */
+static void tr_vf_restore(unsigned char *dst, const unsigned char *src, size_t n)
+{
+	size_t off = 0;
+
+	while (off < n) {
+		size_t k = 4096 - ((uintptr_t)(dst + off) & 4095);
+
+		if (k > n - off)
+			k = n - off;
+		if (memcmp(dst + off, src + off, k))
+			memcpy(dst + off, src + off, k);
+		off += k;
+	}
+}
+
+/*
  * In the parent once the child has exec'ed or exited (or the vfork
  * failed: r is then -errno): our memory as it was before.
  */
@@ -146,7 +166,7 @@ long tr_vfork_parent(long r) __attribute__((visibility("hidden"), used));
 long tr_vfork_parent(long r)
 {
 	/* the snapshot holds tr_vf too, with the same values */
-	memcpy(tr_vf.data, tr_vf.save, tr_vf.size);
+	tr_vf_restore(tr_vf.data, tr_vf.save, tr_vf.size);
 	tr_emit_tls_restore(tr_vf.save + tr_vf.size);
 	if (r < 0 && r > -4096) {
 		errno = (int)-r;
