@@ -779,6 +779,32 @@ static void test_loader_and_scripts(void)
 		ok(1, "# SKIP DT_RUNPATH: no C compiler");
 	}
 
+	/*
+	 * A library the loader took from /etc/ld.so.cache: no search of the
+	 * system directories to record (objects.c, tr_cache_entries: the
+	 * cache's entries, looked up by the library's soname).
+	 */
+	if (access("/lib/x86_64-linux-gnu/libz.so.1", R_OK) == 0 &&
+	    access("/etc/ld.so.cache", R_OK) == 0 &&
+	    system("printf 'int main(void){return 0;}' | cc -x c - -o /dev/null 2>/dev/null") == 0) {
+		char cmd[2 * PATH_MAX];
+
+		snprintf(cmd, sizeof cmd,
+			 "printf 'int main(void){return 0;}' | cc -x c - -o %s -x none -Wl,--no-as-needed "
+			 "/lib/x86_64-linux-gnu/libz.so.1", at("withz"));
+		if (system(cmd) != 0)
+			abort();
+		run(&r, 1, NULL, (char *[]){ at("withz"), NULL });
+		check_accounted(&r, "a cached library");
+		ok(find(&r, 0, TL_READ, r.pid, TL_FILE, "/lib/x86_64-linux-gnu/libz.so.1") >= 0 &&
+		   find(&r, 0, TL_LIST, r.pid, -1, "/lib/x86_64-linux-gnu") < 0 &&
+		   find(&r, 0, TL_LIST, r.pid, -1, "/usr/lib") < 0,
+		   "a library found through ld.so.cache: mapped, no system directory listed");
+		run_free(&r);
+	} else {
+		ok(1, "# SKIP a cached library: no libz.so.1, ld.so.cache or C compiler");
+	}
+
 	{
 		const char *lenv[] = { "LANG=C.UTF-8", "LC_ALL=", "LANGUAGE=xx_YY:zz", NULL };
 
