@@ -31,8 +31,10 @@
 /* A trace longer than this is not read: the run is opaque. */
 #define RUN_MAX_TRACE ((size_t)64 << 20)
 #define NO_FD ((nfds_t)-1)
-/* How often a traced job's log is looked at for code to scan (run_peek). */
+/* How often a traced job's log is looked at for code to scan (run_peek),
+   and how much of it at a time. */
 #define RUN_PEEK_MS 10
+#define RUN_PEEK_MAX ((size_t)1 << 20)
 
 enum run_stop { STOP_NONE, STOP_TIMEOUT, STOP_CANCEL, STOP_ABANDON };
 
@@ -308,26 +310,36 @@ static void run_check_timers(struct run_state *st)
  * after the exit finds the verdicts cached.  Only a head start: what an
  * event that is still being written says is never trusted for more than
  * a scan of the file at that path that has that identity, and the
- * settle reads the whole log again.
+ * settle reads the whole log again.  Each look reads at most
+ * RUN_PEEK_MAX bytes, ends once its scans have taken RUN_PEEK_MS, and
+ * stops for good at an event that does not parse (the run is opaque
+ * then; its writer died, or it lies).
  */
 static void run_peek(struct run_state *st)
 {
 	struct tl_shm h;
 	struct tl_event ev;
 	const char *path;
-	size_t off = 0, plen;
+	size_t off = 0, plen, want;
+	uint32_t len;
+	int64_t start = run_now_ms();
 	ssize_t got;
 
 	if (pread(st->trace_fd, &h, sizeof h, 0) != (ssize_t)sizeof h ||
 	    h.head > RUN_MAX_TRACE || h.head <= st->peeked)
 		return;
+	/* not committed yet (or never: a writer that died): look again later */
+	if (pread(st->trace_fd, &len, sizeof len, (off_t)(TL_SHM_DATA + st->peeked)) !=
+		    (ssize_t)sizeof len || !len)
+		return;
+	want = (size_t)h.head - st->peeked;
+	if (want > RUN_PEEK_MAX)
+		want = RUN_PEEK_MAX;
 	buf_reset(&st->peek);
-	buf_grow(&st->peek, (size_t)h.head - st->peeked + 1);
-	got = pread(st->trace_fd, st->peek.data, (size_t)h.head - st->peeked,
-		    (off_t)(TL_SHM_DATA + st->peeked));
+	buf_grow(&st->peek, want);
+	got = pread(st->trace_fd, st->peek.data, want, (off_t)(TL_SHM_DATA + st->peeked));
 	if (got <= 0)
 		return;
-	/* stops at an event not yet committed: it is read again next time */
 	while (tl_next(st->peek.data, (size_t)got, &off, &ev, &path, &plen)) {
 		char name[4096];
 
@@ -337,7 +349,11 @@ static void run_peek(struct run_state *st)
 		memcpy(name, path, plen);
 		name[plen] = 0;
 		syscan_object(name, &ev, NULL);
+		if (run_now_ms() - start >= RUN_PEEK_MS)
+			break;
 	}
+	if (!off)
+		st->trace_fd = -1; /* the first event, committed, does not parse */
 	st->peeked += off;
 }
 

@@ -41,8 +41,11 @@
  * judge each program and library the command mapped: a first scan (cc1
  * about 50 ms) then overlaps the command instead of following it, and the
  * read set finds the verdict cached.  A scan holds this thread, so a
- * watched descriptor or the timeout may be served up to one scan late,
- * once per object and store.
+ * watched descriptor or the timeout may be served late by the scans of
+ * one look (it ends once they have taken RUN_PEEK_MS; cc1's takes 50 ms,
+ * the largest seen 110 ms), once per object and store.  The
+ * objects of a run that is not pure are scanned too, which the settle
+ * would have skipped.
  *
  * The status is the exit code, or 128+N after signal N (124 on timeout).
  * start_ns/end_ns (proto_now_ns) bracket spawn and reap; utime/stime/

@@ -17,6 +17,8 @@
 #include <fcntl.h>
 #include <inttypes.h>
 #include <pthread.h>
+#include <setjmp.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -531,7 +533,8 @@ static int sc_is_pair(unsigned char a, unsigned char b)
 /*
  * One pass over the bytes, sixteen at a time where SSE2 is there: three
  * memmem() passes took 300 ms over libLLVM's 100 MB, the larger part of
- * a first run that loads it (bench/README.md, "First runs and syscan").
+ * a first run that loads it (bench/README.md, "First runs: scans off the
+ * call's path").
  */
 size_t syscan_pairs(const unsigned char *p, size_t n, uint64_t base, uint64_t *out, size_t max)
 {
@@ -791,11 +794,37 @@ static void sc_store_put(int sub, const struct tl_event *id, int result, const c
 	buf_release(&b);
 }
 
+void (*syscan_mapped_hook)(const char *path);
+
+/*
+ * A file cut shorter while it is mapped raises SIGBUS on its pages past
+ * the new end.  The scan runs in make's own thread, while the traced
+ * command still runs too (run.h), and a command may do that to a file it
+ * mapped.  So for the scan's length a SIGBUS in the scanning thread ends
+ * the scan instead (the file is then judged changed: raw, not kept); one
+ * in any other thread gets its old action back and happens again under
+ * it.  The scan is under sc_lock: one thread at a time arms this.
+ */
+static sigjmp_buf sc_bus_env;
+static pthread_t sc_bus_thread;
+static volatile sig_atomic_t sc_bus_armed;
+static struct sigaction sc_bus_old;
+
+static void sc_bus(int sig, siginfo_t *si, void *ctx)
+{
+	(void)sig, (void)si, (void)ctx;
+	if (sc_bus_armed && pthread_equal(pthread_self(), sc_bus_thread))
+		siglongjmp(sc_bus_env, 1);
+	sigaction(SIGBUS, &sc_bus_old, NULL);
+}
+
 /* Under sc_lock: scan the file, if it still is what the trace saw. */
 static int sc_file(const char *path, const struct tl_event *id, struct buf *why)
 {
 	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+	struct sigaction sa;
 	struct stat sb;
+	size_t mark = why->len;
 	void *p;
 	int r;
 
@@ -813,7 +842,24 @@ static int sc_file(const char *path, const struct tl_event *id, struct buf *why)
 	close(fd);
 	if (p == MAP_FAILED)
 		return err_fail(why, "cannot be mapped to look for system calls:"), -1;
-	r = sc_image(p, (size_t)sb.st_size, why);
+	memset(&sa, 0, sizeof sa);
+	sa.sa_sigaction = sc_bus;
+	sa.sa_flags = SA_SIGINFO;
+	sigemptyset(&sa.sa_mask);
+	sc_bus_thread = pthread_self();
+	if (sigsetjmp(sc_bus_env, 1) == 0) {
+		sigaction(SIGBUS, &sa, &sc_bus_old);
+		sc_bus_armed = 1;
+		if (syscan_mapped_hook)
+			syscan_mapped_hook(path);
+		r = sc_image(p, (size_t)sb.st_size, why);
+	} else {
+		why->len = mark; /* a reason half written by the scan goes */
+		err_fail(why, "changed while it was read");
+		r = -1;
+	}
+	sc_bus_armed = 0;
+	sigaction(SIGBUS, &sc_bus_old, NULL);
 	munmap(p, (size_t)sb.st_size);
 	return r;
 }

@@ -71,6 +71,13 @@ int syscan_object(const char *path, const struct tl_event *id, struct buf *why);
  */
 size_t syscan_pairs(const unsigned char *p, size_t n, uint64_t base, uint64_t *out, size_t max);
 
+/*
+ * For the tests: called with the path once a file is mapped for a scan,
+ * before a byte of it is read (t/unit/test-syscan.c cuts the file short
+ * there: the scan must end, not the process).  NULL otherwise.
+ */
+extern void (*syscan_mapped_hook)(const char *path);
+
 /* For the tests: 1 if capstone could be loaded. */
 int syscan_have_decoder(void);
 

@@ -157,18 +157,19 @@ ok "the tracer's own code calls no function it hooks generically" check_no_self_
 # written and faulted in by the loader in every traced process at start.
 # 830 relative relocations before; what is left are a few tables.
 check_relocs() {
-	if ! command -v readelf >/dev/null 2>&1; then
-		echo "readelf not installed"; return 1
-	fi
 	n=$(readelf -rW "$ASYNC_COMPILE_TRACER" | grep -c 'R_X86_64_RELATIVE')
 	[ "$n" -lt 100 ] && return 0
 	echo "$n relative relocations: a record holds a pointer again?"
 	return 1
 }
-if [ "$(uname -m)" = x86_64 ]; then
-	ok "the loader relocates almost nothing in the tracer's records" check_relocs
-else
+if [ "$(uname -m)" != x86_64 ]; then
 	skip "relocation types are x86-64's here; this is $(uname -m)"
+elif ! command -v readelf >/dev/null 2>&1; then
+	skip "readelf not installed (binutils): the relocations cannot be counted"
+elif readelf -SW "$ASYNC_COMPILE_TRACER" | grep -q '\.relr\.dyn'; then
+	skip "the tracer's relative relocations are packed (.relr.dyn): no count to read"
+else
+	ok "the loader relocates almost nothing in the tracer's records" check_relocs
 fi
 
 done_testing

@@ -11,9 +11,11 @@
  */
 #include <elf.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -300,41 +302,103 @@ static void cached(const char *dir)
 	ok(why_text() && strstr(why_text(), "0x400"), "... with the reason (%s)", why_text());
 }
 
+/* the hook: the file is cut short once mapped, before a byte is read */
+static void cut_short(const char *path)
+{
+	if (truncate(path, 0) != 0)
+		abort();
+}
+
+/*
+ * A file cut shorter while the scan has it mapped (a traced command may
+ * do that while the runner scans ahead, lib/run.c): the scan ends with
+ * the file judged changed, and this process lives on with its SIGBUS
+ * action as it was.
+ */
+static void cut_while_read(const char *dir)
+{
+	static const unsigned char code[] = { 0x90, 0xc3 };
+	char path[4096];
+	struct tl_event id;
+	struct sigaction before, after;
+	int fd;
+
+	snprintf(path, sizeof path, "%s/cut", dir);
+	craft(code, sizeof code, NULL, 0, 0);
+	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+	if (fd < 0 || write(fd, img, SIZE) != SIZE || close(fd))
+		abort();
+	ident(path, &id);
+	sigaction(SIGBUS, NULL, &before);
+	syscan_mapped_hook = cut_short;
+	is_int(syscan_object(path, &id, fresh_why()), SYSCAN_RAW,
+	       "a file cut short while it is scanned: raw, and the process lives");
+	syscan_mapped_hook = NULL;
+	ok(why_text() && !strcmp(why_text(), "changed while it was read"),
+	   "... with one reason (%s)", why_text());
+	sigaction(SIGBUS, NULL, &after);
+	ok(before.sa_handler == after.sa_handler && before.sa_flags == after.sa_flags,
+	   "... and SIGBUS's action is back as it was");
+	/* not kept: the same identity is judged again, whole this time */
+	fd = open(path, O_WRONLY | O_TRUNC);
+	if (fd < 0 || write(fd, img, SIZE) != SIZE || close(fd))
+		abort();
+	ident(path, &id);
+	is_int(syscan_object(path, &id, fresh_why()), SYSCAN_CLEAN,
+	       "the file whole again: judged afresh, clean");
+}
+
 /* the finder of candidates against the plain definition, every alignment */
 static void t_pairs(void)
 {
 	static unsigned char b[4096 + 64];
-	static uint64_t got[4096], want[4096];
+	static uint64_t got[4096 + 1], want[4096];
 	static const unsigned char lead[] = { 0x0f, 0x0f, 0xcd, 0x0f, 0xcd, 0x05, 0x80 };
 	static const unsigned char next[] = { 0x05, 0x34, 0x80, 0x80, 0x05, 0x0f, 0xcd };
+	/* each case ends where a page no read may touch begins */
+	long pg = sysconf(_SC_PAGESIZE);
+	unsigned char *m = mmap(NULL, 3 * (size_t)pg, PROT_READ | PROT_WRITE,
+				MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	unsigned char *end;
 	unsigned seed = 12345;
 	int bad = 0, over = 0, cases = 0;
 
-	for (int round = 0; round < 200; round++) {
-		size_t n = (size_t)(round * 37 % 4096) + (size_t)(round % 33);
-		size_t from = (size_t)round % 17, w = 0, k;
+	if (m == MAP_FAILED || mprotect(m + 2 * pg, (size_t)pg, PROT_NONE))
+		abort();
+	end = m + 2 * pg;
+	for (int round = 0; round < 240; round++) {
+		/* every length from 0 to 40, then longer ones */
+		size_t n = round <= 40 ? (size_t)round : (size_t)(round * 37 % 4096) + (size_t)(round % 33);
+		size_t w = 0, k;
+		const unsigned char *p = end - n;
 
+		if (n > 2 * (size_t)pg)
+			n = 2 * (size_t)pg, p = m;
 		for (size_t i = 0; i < sizeof b; i++) {
 			seed = seed * 1103515245u + 12345u;
 			/* dense in the bytes that matter, so pairs cross every lane */
 			b[i] = (seed >> 16) % 4 ? lead[(seed >> 8) % 7] : next[(seed >> 20) % 7];
 		}
-		if (n > from)
-			n -= from;
+		memcpy((unsigned char *)p, b + round % 17, n < sizeof b - 17 ? n : sizeof b - 17);
 		for (size_t i = 0; i + 2 <= n; i++) {
-			unsigned char x = b[from + i], y = b[from + i + 1];
+			unsigned char x = p[i], y = p[i + 1];
 
 			if ((x == 0x0f && (y == 0x05 || y == 0x34)) || (x == 0xcd && y == 0x80))
 				want[w++] = 100 + i;
 		}
-		k = syscan_pairs(b + from, n, 100, got, 4096);
+		got[w] = 0xfeed; /* nothing is written past what is returned */
+		k = syscan_pairs(p, n, 100, got, 4096);
 		cases++;
-		if (k != w || memcmp(got, want, w * sizeof want[0]))
+		if (k != w || memcmp(got, want, w * sizeof want[0]) || (w < 4096 && got[w] != 0xfeed))
 			bad++;
-		/* one fewer than there are: says "more" */
-		if (w && syscan_pairs(b + from, n, 100, got, w - 1) != w)
-			over++;
+		/* one fewer than there are: says "more", writes no further */
+		if (w) {
+			got[w - 1] = 0xfeed;
+			if (syscan_pairs(p, n, 100, got, w - 1) != w || got[w - 1] != 0xfeed)
+				over++;
+		}
 	}
+	munmap(m, 3 * (size_t)pg);
 	ok(!bad, "the candidate finder agrees with the definition (%d of %d cases differ)", bad, cases);
 	ok(!over, "it says when there are more candidates than room (%d cases wrong)", over);
 	ok(syscan_pairs((const unsigned char *)"\x0f", 1, 0, got, 4) == 0 &&
@@ -378,6 +442,7 @@ int main(int argc, char **argv)
 	entries();
 	real_files(decoder);
 	cached(dir);
+	cut_while_read(dir);
 	snprintf(cache, sizeof cache, "rm -rf '%s'", dir);
 	if (system(cache))
 		diag("could not remove %s", dir);

@@ -785,7 +785,7 @@ static void test_loader_and_scripts(void)
 	 * cache's entries, looked up by the library's soname).
 	 */
 	if (access("/lib/x86_64-linux-gnu/libz.so.1", R_OK) == 0 &&
-	    access("/etc/ld.so.cache", R_OK) == 0 &&
+	    system("grep -qaF /lib/x86_64-linux-gnu/libz.so.1 /etc/ld.so.cache 2>/dev/null") == 0 &&
 	    system("printf 'int main(void){return 0;}' | cc -x c - -o /dev/null 2>/dev/null") == 0) {
 		char cmd[2 * PATH_MAX];
 
@@ -802,7 +802,7 @@ static void test_loader_and_scripts(void)
 		   "a library found through ld.so.cache: mapped, no system directory listed");
 		run_free(&r);
 	} else {
-		ok(1, "# SKIP a cached library: no libz.so.1, ld.so.cache or C compiler");
+		ok(1, "# SKIP a cached library: no libz.so.1 that ld.so.cache names, or no C compiler");
 	}
 
 	{
