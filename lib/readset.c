@@ -308,7 +308,7 @@ static void rs_code(struct rs_state *st, const struct tl_event *ev, const char *
 {
 	struct rs_path *e = rs_read(st, ev, RS_FOLLOW, p, n);
 
-	if (e && ev->kind == TL_FILE && !(ev->flags & TL_SYSTEM))
+	if (e && tl_code_to_scan(ev))
 		e->code = 1;
 	else if (e && !(ev->flags & TL_SYSTEM))
 		rs_set(st, RS_OPAQUE, "ran code that is not a file:", p, n);

@@ -343,8 +343,7 @@ static void run_peek(struct run_state *st)
 	while (tl_next(st->peek.data, (size_t)got, &off, &ev, &path, &plen)) {
 		char name[4096];
 
-		if (ev.kind != TL_FILE || (ev.flags & TL_SYSTEM) || plen >= sizeof name ||
-		    !(ev.type == TL_HELLO || (ev.type == TL_READ && (ev.flags & TL_MAPPED))))
+		if (!tl_code_to_scan(&ev) || plen >= sizeof name)
 			continue;
 		memcpy(name, path, plen);
 		name[plen] = 0;

@@ -244,6 +244,18 @@ static inline const char *tl_shm_check(const struct tl_shm *h, uint64_t size)
 }
 
 /*
+ * Does ev name code a process mapped (HELLO: its program; a READ with
+ * TL_MAPPED: a library), of the kind lib/syscan.h must judge: a file,
+ * and not the C library, the loader or the tracer (TL_SYSTEM)?  The one
+ * rule for the read set (readset.c) and the runner's scans ahead (run.c).
+ */
+static inline int tl_code_to_scan(const struct tl_event *ev)
+{
+	return (ev->type == TL_HELLO || (ev->type == TL_READ && (ev->flags & TL_MAPPED))) &&
+	       ev->kind == TL_FILE && !(ev->flags & TL_SYSTEM);
+}
+
+/*
  * Step through a log: *off is the offset of the next event (start at 0).
  * Returns 1 with *ev, *path and *plen set, or 0 at the end or at the
  * first malformed event (*off is then left at it; the caller tells the
