@@ -271,10 +271,10 @@ static inline int tr_cache_str_is(uint32_t off, const char *s, size_t len)
 #define TR_CACHE_MAGIC "glibc-ld.so.cache1.1"
 #define TR_CACHE_HEAD 48
 #define TR_CACHE_ENTRY 24
-static int tr_cache_entries(const char *name)
+static int tr_cache_entries(const char *name, size_t len)
 {
 	const char *base = strrchr(name, '/');
-	size_t len = strlen(name), blen;
+	size_t blen;
 	uint32_t n;
 
 	if (tr_cache_len < TR_CACHE_HEAD || memcmp(tr_cache, TR_CACHE_MAGIC, 20))
@@ -307,7 +307,7 @@ static int tr_in_cache(const char *name)
 
 	if (!tr_cache)
 		return 0;
-	if ((r = tr_cache_entries(name)) >= 0)
+	if ((r = tr_cache_entries(name, len - 1)) >= 0)
 		return r;
 	for (const char *p = tr_cache; p && p < end; p++) {
 		p = memmem(p, (size_t)(end - p), name, len);
