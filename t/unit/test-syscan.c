@@ -274,20 +274,25 @@ static void real_files(int decoder)
 		printf("ok %d # skip no /lib/x86_64-linux-gnu/libc.so.6\n", ++tap_n);
 }
 
+/* The crafted object in img (SIZE bytes) written to path; its identity in id. */
+static void write_img(const char *path, struct tl_event *id)
+{
+	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+
+	if (fd < 0 || write(fd, img, SIZE) != SIZE || close(fd) || ident(path, id))
+		abort();
+}
+
 /* The caches: a file judged once; another identity is judged again. */
 static void cached(const char *dir)
 {
 	static const unsigned char sys[] = { 0x0f, 0x05, 0xc3 };
 	char path[4096], entry[4096];
 	struct tl_event id, stale;
-	int fd;
 
 	snprintf(path, sizeof path, "%s/obj", dir);
 	craft(sys, sizeof sys, NULL, 0, 0);
-	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-	if (fd < 0 || write(fd, img, SIZE) != SIZE || close(fd))
-		abort();
-	ident(path, &id);
+	write_img(path, &id);
 	stale = id;
 	stale.size++;
 	is_int(syscan_object(path, &stale, fresh_why()), SYSCAN_RAW,
@@ -321,14 +326,10 @@ static void cut_while_read(const char *dir)
 	char path[4096];
 	struct tl_event id;
 	struct sigaction before, after;
-	int fd;
 
 	snprintf(path, sizeof path, "%s/cut", dir);
 	craft(code, sizeof code, NULL, 0, 0);
-	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-	if (fd < 0 || write(fd, img, SIZE) != SIZE || close(fd))
-		abort();
-	ident(path, &id);
+	write_img(path, &id);
 	sigaction(SIGBUS, NULL, &before);
 	syscan_mapped_hook = cut_short;
 	is_int(syscan_object(path, &id, fresh_why()), SYSCAN_RAW,
@@ -340,10 +341,7 @@ static void cut_while_read(const char *dir)
 	ok(before.sa_handler == after.sa_handler && before.sa_flags == after.sa_flags,
 	   "... and SIGBUS's action is back as it was");
 	/* not kept: the same identity is judged again, whole this time */
-	fd = open(path, O_WRONLY | O_TRUNC);
-	if (fd < 0 || write(fd, img, SIZE) != SIZE || close(fd))
-		abort();
-	ident(path, &id);
+	write_img(path, &id);
 	is_int(syscan_object(path, &id, fresh_why()), SYSCAN_CLEAN,
 	       "the file whole again: judged afresh, clean");
 }
