@@ -53,6 +53,7 @@ struct sc_range {
 struct sc_elf {
 	const unsigned char *p;
 	size_t n;
+	int fd;                 /* the file p maps, for the pair pass; -1: none */
 	Elf64_Ehdr eh;
 	struct sc_range load[SC_MAX_PHNUM]; /* every PT_LOAD (for addresses) */
 	int nload;
@@ -572,17 +573,60 @@ size_t syscan_pairs(const unsigned char *p, size_t n, uint64_t base, uint64_t *o
 	return k;
 }
 
+/*
+ * The pair pass over a file's segment reads it with pread(2) into a
+ * buffer that stays in the cache, not through the mapping: a first touch
+ * of a mapped page costs a fault and a TLB miss, and cc1's 33 MB took
+ * 26 ms mapped, 7 ms read (bench/README.md, "First runs").  The last byte
+ * of each chunk is carried into the next, so a pair across the seam is
+ * found once.  (size_t)-1 when the file no longer has the bytes.
+ */
+#define SC_CHUNK SYSCAN_READ_CHUNK
+static int sc_short; /* under sc_lock: the last sc_image's file lost bytes as it was read */
+
+static size_t sc_pairs_read(const struct sc_elf *e, const struct sc_range *c, uint64_t *out,
+			    size_t max)
+{
+	static unsigned char buf[SC_CHUNK + 1]; /* under sc_lock */
+	uint64_t pos = c->off;                   /* the file offset of buf[0] */
+	size_t have = 0, k = 0;
+
+	while (pos + have < c->end) {
+		uint64_t left = c->end - (pos + have);
+		size_t want = left < SC_CHUNK ? (size_t)left : SC_CHUNK;
+		ssize_t r = pread(e->fd, buf + have, want, (off_t)(pos + have));
+		size_t len, got;
+
+		if (r <= 0) {
+			sc_short = 1;
+			return (size_t)-1;
+		}
+		len = have + (size_t)r;
+		got = syscan_pairs(buf, len, pos, out + k, max - k);
+		if (got > max - k)
+			return max + 1;
+		k += got;
+		buf[0] = buf[len - 1];
+		pos += len - 1;
+		have = 1;
+	}
+	return k;
+}
+
 /* One executable segment: its candidates, in address order. */
 static int sc_scan_range(const struct sc_elf *e, const struct sc_range *c, long *budget,
 			 struct buf *why)
 {
 	static uint64_t offs[SC_MAX_CANDIDATES]; /* under sc_lock */
 	struct sc_cursor cur;
-	size_t n = syscan_pairs(e->p + c->off, (size_t)(c->end - c->off), c->off, offs,
-				(size_t)(*budget > 0 ? *budget : 0));
+	size_t max = (size_t)(*budget > 0 ? *budget : 0);
+	size_t n = e->fd >= 0 ? sc_pairs_read(e, c, offs, max)
+			      : syscan_pairs(e->p + c->off, (size_t)(c->end - c->off), c->off, offs, max);
 	int r = 0;
 
-	if (n > (size_t)*budget)
+	if (n == (size_t)-1)
+		return err_fail(why, "changed while it was read"), 1;
+	if (n > max)
 		return err_fail(why, "too many system-call byte pairs"), 1;
 	*budget -= (long)n;
 	memset(&cur, 0, sizeof cur);
@@ -606,8 +650,8 @@ static int sc_scan(const struct sc_elf *e, struct buf *why)
 	return 0;
 }
 
-/* Under sc_lock. */
-static int sc_image(const void *p, size_t n, struct buf *why)
+/* Under sc_lock.  fd: the file p maps (the pair pass reads it), or -1. */
+static int sc_image(const void *p, size_t n, int fd, struct buf *why)
 {
 	static struct sc_elf e; /* large: under sc_lock, not on the stack */
 	int r;
@@ -615,6 +659,8 @@ static int sc_image(const void *p, size_t n, struct buf *why)
 	memset(&e, 0, sizeof e);
 	e.p = p;
 	e.n = n;
+	e.fd = fd;
+	sc_short = 0;
 	if (n < sizeof e.eh || memcmp(p, ELFMAG, SELFMAG)) {
 		r = err_fail(why, "not an ELF object");
 		goto out;
@@ -646,7 +692,7 @@ int syscan_image(const void *p, size_t n, struct buf *why)
 	int r;
 
 	pthread_mutex_lock(&sc_lock);
-	r = sc_image(p, n, why);
+	r = sc_image(p, n, -1, why);
 	pthread_mutex_unlock(&sc_lock);
 	return r;
 }
@@ -839,9 +885,10 @@ static int sc_file(const char *path, const struct tl_event *id, struct buf *why)
 		return err_fail(why, "changed since the command ran it"), -1;
 	}
 	p = mmap(NULL, (size_t)sb.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
-	close(fd);
-	if (p == MAP_FAILED)
+	if (p == MAP_FAILED) {
+		close(fd);
 		return err_fail(why, "cannot be mapped to look for system calls:"), -1;
+	}
 	memset(&sa, 0, sizeof sa);
 	sa.sa_sigaction = sc_bus;
 	sa.sa_flags = SA_SIGINFO;
@@ -852,7 +899,12 @@ static int sc_file(const char *path, const struct tl_event *id, struct buf *why)
 		sc_bus_armed = 1;
 		if (syscan_mapped_hook)
 			syscan_mapped_hook(path);
-		r = sc_image(p, (size_t)sb.st_size, why);
+		r = sc_image(p, (size_t)sb.st_size, fd, why);
+		if (sc_short) {
+			why->len = mark;
+			err_fail(why, "changed while it was read");
+			r = -1;
+		}
 	} else {
 		why->len = mark; /* a reason half written by the scan goes */
 		err_fail(why, "changed while it was read");
@@ -861,6 +913,7 @@ static int sc_file(const char *path, const struct tl_event *id, struct buf *why)
 	sc_bus_armed = 0;
 	sigaction(SIGBUS, &sc_bus_old, NULL);
 	munmap(p, (size_t)sb.st_size);
+	close(fd);
 	return r;
 }
 

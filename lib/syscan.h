@@ -58,6 +58,13 @@ enum syscan_result {
 int syscan_image(const void *p, size_t n, struct buf *why);
 
 /*
+ * syscan_object() finds a file's candidates reading it this many bytes at
+ * a time (the rest of the judgement maps it); a pair across two reads is
+ * found once.  Here so that the tests can put pairs on the seams.
+ */
+#define SYSCAN_READ_CHUNK (256u << 10)
+
+/*
  * Judge the object at path, which the trace saw with the identity in id
  * (kind, dev, ino, size, mtime_ns, ctime_ns).  A file that cannot be
  * read, or no longer has that identity, is RAW.  Cached (above).

@@ -346,6 +346,109 @@ static void cut_while_read(const char *dir)
 	       "the file whole again: judged afresh, clean");
 }
 
+/*
+ * An object of one code segment at SEAM_CODE, n bytes, all instructions
+ * that hold no candidate (10-byte movabs, then nops), but for syscall
+ * ("0f 05") at each offset in at (file offsets), each on an instruction
+ * boundary.  No unwind table: decoding starts at the segment.
+ */
+#define SEAM_CODE 0x1000
+static unsigned char *seam_img(size_t n, const size_t *at, int nat)
+{
+	static const unsigned char movabs[10] = { 0x48, 0xb8 };
+	unsigned char *p = calloc(1, SEAM_CODE + n);
+	Elf64_Ehdr eh = { 0 };
+	Elf64_Phdr ph = { 0 };
+	size_t i = SEAM_CODE;
+
+	if (!p)
+		abort();
+	memcpy(eh.e_ident, ELFMAG, SELFMAG);
+	eh.e_ident[EI_CLASS] = ELFCLASS64;
+	eh.e_ident[EI_DATA] = ELFDATA2LSB;
+	eh.e_ident[EI_VERSION] = EV_CURRENT;
+	eh.e_type = ET_DYN;
+	eh.e_machine = EM_X86_64;
+	eh.e_version = EV_CURRENT;
+	eh.e_phoff = sizeof eh;
+	eh.e_ehsize = sizeof eh;
+	eh.e_phentsize = sizeof ph;
+	eh.e_phnum = 1;
+	ph.p_type = PT_LOAD;
+	ph.p_flags = PF_R | PF_X;
+	ph.p_offset = ph.p_vaddr = SEAM_CODE;
+	ph.p_filesz = ph.p_memsz = n;
+	memcpy(p, &eh, sizeof eh);
+	memcpy(p + sizeof eh, &ph, sizeof ph);
+	for (int k = 0; k <= nat; k++) {
+		size_t stop = k < nat ? at[k] : SEAM_CODE + n;
+
+		for (; i + sizeof movabs <= stop; i += sizeof movabs)
+			memcpy(p + i, movabs, sizeof movabs);
+		memset(p + i, 0x90, stop - i);
+		i = stop;
+		if (k < nat) {
+			p[i] = 0x0f;
+			p[i + 1] = 0x05;
+			i += 2;
+		}
+	}
+	return p;
+}
+
+/*
+ * A file's pair pass reads it a chunk at a time (SYSCAN_READ_CHUNK): a
+ * pair across a seam, or in a segment's last two bytes, is found there,
+ * and judged as the same bytes in memory are.
+ */
+static void seams(const char *dir, int decoder)
+{
+	const size_t n = 2 * SYSCAN_READ_CHUNK + 4096;
+	/* reads of a chunk each from the segment's start: a pair at k * CHUNK - 1 straddles */
+	const size_t seam1 = SEAM_CODE + SYSCAN_READ_CHUNK - 1;
+	const size_t seam2 = SEAM_CODE + 2 * SYSCAN_READ_CHUNK - 1;
+	const struct {
+		const char *what;
+		size_t at;
+	} cases[] = {
+		{ "a pair across the first read's seam", seam1 },
+		{ "a pair across the second read's seam", seam2 },
+		{ "a pair in the segment's last two bytes", SEAM_CODE + n - 2 },
+		{ "a pair just before the first seam", seam1 - 1 },
+	};
+
+	for (size_t c = 0; c <= sizeof cases / sizeof cases[0]; c++) {
+		int none = c == sizeof cases / sizeof cases[0];
+		unsigned char *p = seam_img(n, none ? NULL : &cases[c].at, none ? 0 : 1);
+		char path[4096], where[64];
+		struct tl_event id;
+		int fd, mem;
+
+		snprintf(path, sizeof path, "%s/seam%zu", dir, c);
+		fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+		if (fd < 0 || write(fd, p, SEAM_CODE + n) != (ssize_t)(SEAM_CODE + n) || close(fd) ||
+		    ident(path, &id))
+			abort();
+		mem = syscan_image(p, SEAM_CODE + n, fresh_why());
+		if (none) {
+			is_int(syscan_object(path, &id, fresh_why()), SYSCAN_CLEAN,
+			       "a large object with no pair, read in chunks: clean");
+			is_int(mem, SYSCAN_CLEAN, "... and in memory");
+		} else {
+			is_int(syscan_object(path, &id, fresh_why()), SYSCAN_RAW, cases[c].what);
+			snprintf(where, sizeof where, "0x%zx", cases[c].at);
+			if (decoder)
+				ok(why_text() && strstr(why_text(), where), "... found where it is (%s)",
+				   why_text());
+			else
+				ok(why_text() && strstr(why_text(), "no decoder"),
+				   "... a candidate without a decoder (%s)", why_text());
+			is_int(mem, SYSCAN_RAW, "... and in memory");
+		}
+		free(p);
+	}
+}
+
 /* the finder of candidates against the plain definition, every alignment */
 static void t_pairs(void)
 {
@@ -441,6 +544,7 @@ int main(int argc, char **argv)
 	real_files(decoder);
 	cached(dir);
 	cut_while_read(dir);
+	seams(dir, decoder);
 	snprintf(cache, sizeof cache, "rm -rf '%s'", dir);
 	if (system(cache))
 		diag("could not remove %s", dir);
