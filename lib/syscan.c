@@ -582,7 +582,9 @@ size_t syscan_pairs(const unsigned char *p, size_t n, uint64_t base, uint64_t *o
  * found once.  (size_t)-1 when the file no longer has the bytes.
  */
 #define SC_CHUNK SYSCAN_READ_CHUNK
-static int sc_short; /* under sc_lock: the last sc_image's file lost bytes as it was read */
+/* under sc_lock: the last sc_image's file lost bytes as it was read (-1), or
+ * a read of it failed (its errno) */
+static int sc_short;
 
 static size_t sc_pairs_read(const struct sc_elf *e, const struct sc_range *c, uint64_t *out,
 			    size_t max)
@@ -597,8 +599,10 @@ static size_t sc_pairs_read(const struct sc_elf *e, const struct sc_range *c, ui
 		ssize_t r = pread(e->fd, buf + have, want, (off_t)(pos + have));
 		size_t len, got;
 
+		if (r < 0 && errno == EINTR)
+			continue;
 		if (r <= 0) {
-			sc_short = 1;
+			sc_short = r < 0 ? errno : -1;
 			return (size_t)-1;
 		}
 		len = have + (size_t)r;
@@ -902,7 +906,11 @@ static int sc_file(const char *path, const struct tl_event *id, struct buf *why)
 		r = sc_image(p, (size_t)sb.st_size, fd, why);
 		if (sc_short) {
 			why->len = mark;
-			err_fail(why, "changed while it was read");
+			if (sc_short > 0) {
+				errno = sc_short;
+				err_fail(why, "cannot be read to look for system calls:");
+			} else
+				err_fail(why, "changed while it was read");
 			r = -1;
 		}
 	} else {

@@ -9,6 +9,7 @@
  *
  * `test-syscan.t --write-corpus DIR` writes fuzz/corpus/syscan's seeds.
  */
+#include <dirent.h>
 #include <elf.h>
 #include <fcntl.h>
 #include <signal.h>
@@ -449,6 +450,58 @@ static void seams(const char *dir, int decoder)
 	}
 }
 
+/* How many entries a store directory holds (-1: none). */
+static int entries_in(const char *path)
+{
+	DIR *d = opendir(path);
+	struct dirent *de;
+	int n = 0;
+
+	if (!d)
+		return -1;
+	while ((de = readdir(d)))
+		n += de->d_name[0] != '.';
+	closedir(d);
+	return n;
+}
+
+/* the hook: the file keeps its headers and loses its code once mapped */
+static void cut_code(const char *path)
+{
+	if (truncate(path, SEAM_CODE + 100) != 0)
+		abort();
+}
+
+/*
+ * A file that loses its code while the pair pass reads it (no page of
+ * the mapping past the new end is touched: the read comes back short):
+ * raw for the same reason as a SIGBUS, and not kept.
+ */
+static void cut_while_paired(const char *dir)
+{
+	const size_t n = SYSCAN_READ_CHUNK + 4096;
+	unsigned char *p = seam_img(n, NULL, 0);
+	char path[4096], store[4096];
+	struct tl_event id;
+	int fd, before;
+
+	snprintf(path, sizeof path, "%s/cutcode", dir);
+	snprintf(store, sizeof store, "%s/cache/asynccompile/syscan", dir);
+	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+	if (fd < 0 || write(fd, p, SEAM_CODE + n) != (ssize_t)(SEAM_CODE + n) || close(fd) ||
+	    ident(path, &id))
+		abort();
+	before = entries_in(store);
+	syscan_mapped_hook = cut_code;
+	is_int(syscan_object(path, &id, fresh_why()), SYSCAN_RAW,
+	       "a file whose code goes while the pairs are read: raw");
+	syscan_mapped_hook = NULL;
+	ok(why_text() && !strcmp(why_text(), "changed while it was read"),
+	   "... with one reason (%s)", why_text());
+	is_int(entries_in(store), before, "... and not kept in the store");
+	free(p);
+}
+
 /* the finder of candidates against the plain definition, every alignment */
 static void t_pairs(void)
 {
@@ -545,6 +598,7 @@ int main(int argc, char **argv)
 	cached(dir);
 	cut_while_read(dir);
 	seams(dir, decoder);
+	cut_while_paired(dir);
 	snprintf(cache, sizeof cache, "rm -rf '%s'", dir);
 	if (system(cache))
 		diag("could not remove %s", dir);
