@@ -40,28 +40,35 @@ static void put32(unsigned off, uint32_t v)
 	memcpy(img + off, &v, 4);
 }
 
+/* An x86-64 shared object's header, its phnum program headers right after it. */
+static void elf_header(Elf64_Ehdr *eh, int phnum)
+{
+	memset(eh, 0, sizeof *eh);
+	memcpy(eh->e_ident, ELFMAG, SELFMAG);
+	eh->e_ident[EI_CLASS] = ELFCLASS64;
+	eh->e_ident[EI_DATA] = ELFDATA2LSB;
+	eh->e_ident[EI_VERSION] = EV_CURRENT;
+	eh->e_type = ET_DYN;
+	eh->e_machine = EM_X86_64;
+	eh->e_version = EV_CURRENT;
+	eh->e_phoff = sizeof *eh;
+	eh->e_ehsize = sizeof *eh;
+	eh->e_phentsize = sizeof(Elf64_Phdr);
+	eh->e_phnum = (Elf64_Half)phnum;
+}
+
 /*
  * An object whose code is `code` (n bytes at CODE) with one function per
  * fns entry (offsets into code), and a Go note when go is set.
  */
 static size_t craft(const unsigned char *code, size_t n, const struct fn *fns, int nfn, int go)
 {
-	Elf64_Ehdr eh = { 0 };
+	Elf64_Ehdr eh;
 	Elf64_Phdr ph[3] = { { 0 } };
 	unsigned off = FRAME, cie = FRAME;
 
 	memset(img, 0, sizeof img);
-	memcpy(eh.e_ident, ELFMAG, SELFMAG);
-	eh.e_ident[EI_CLASS] = ELFCLASS64;
-	eh.e_ident[EI_DATA] = ELFDATA2LSB;
-	eh.e_ident[EI_VERSION] = EV_CURRENT;
-	eh.e_type = ET_DYN;
-	eh.e_machine = EM_X86_64;
-	eh.e_version = EV_CURRENT;
-	eh.e_phoff = sizeof eh;
-	eh.e_ehsize = sizeof eh;
-	eh.e_phentsize = sizeof ph[0];
-	eh.e_phnum = go ? 3 : 2;
+	elf_header(&eh, go ? 3 : 2);
 	ph[0].p_type = PT_LOAD;
 	ph[0].p_flags = PF_R | PF_X;
 	ph[0].p_filesz = ph[0].p_memsz = SIZE;
@@ -275,13 +282,19 @@ static void real_files(int decoder)
 		printf("ok %d # skip no /lib/x86_64-linux-gnu/libc.so.6\n", ++tap_n);
 }
 
-/* The crafted object in img (SIZE bytes) written to path; its identity in id. */
-static void write_img(const char *path, struct tl_event *id)
+/* n bytes at p written to path; its identity in id. */
+static void write_file(const char *path, const void *p, size_t n, struct tl_event *id)
 {
 	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
 
-	if (fd < 0 || write(fd, img, SIZE) != SIZE || close(fd) || ident(path, id))
+	if (fd < 0 || write(fd, p, n) != (ssize_t)n || close(fd) || ident(path, id))
 		abort();
+}
+
+/* The crafted object in img (SIZE bytes) written to path; its identity in id. */
+static void write_img(const char *path, struct tl_event *id)
+{
+	write_file(path, img, SIZE, id);
 }
 
 /* The caches: a file judged once; another identity is judged again. */
@@ -308,6 +321,17 @@ static void cached(const char *dir)
 	ok(why_text() && strstr(why_text(), "0x400"), "... with the reason (%s)", why_text());
 }
 
+/* A scan of path during which hook changes the file: raw, for one reason. */
+static void cut_during(const char *path, const struct tl_event *id, void (*hook)(const char *),
+		       const char *what)
+{
+	syscan_mapped_hook = hook;
+	is_int(syscan_object(path, id, fresh_why()), SYSCAN_RAW, what);
+	syscan_mapped_hook = NULL;
+	ok(why_text() && !strcmp(why_text(), "changed while it was read"),
+	   "... with one reason (%s)", why_text());
+}
+
 /* the hook: the file is cut short once mapped, before a byte is read */
 static void cut_short(const char *path)
 {
@@ -332,12 +356,8 @@ static void cut_while_read(const char *dir)
 	craft(code, sizeof code, NULL, 0, 0);
 	write_img(path, &id);
 	sigaction(SIGBUS, NULL, &before);
-	syscan_mapped_hook = cut_short;
-	is_int(syscan_object(path, &id, fresh_why()), SYSCAN_RAW,
-	       "a file cut short while it is scanned: raw, and the process lives");
-	syscan_mapped_hook = NULL;
-	ok(why_text() && !strcmp(why_text(), "changed while it was read"),
-	   "... with one reason (%s)", why_text());
+	cut_during(path, &id, cut_short,
+		   "a file cut short while it is scanned: raw, and the process lives");
 	sigaction(SIGBUS, NULL, &after);
 	ok(before.sa_handler == after.sa_handler && before.sa_flags == after.sa_flags,
 	   "... and SIGBUS's action is back as it was");
@@ -358,23 +378,13 @@ static unsigned char *seam_img(size_t n, const size_t *at, int nat)
 {
 	static const unsigned char movabs[10] = { 0x48, 0xb8 };
 	unsigned char *p = calloc(1, SEAM_CODE + n);
-	Elf64_Ehdr eh = { 0 };
+	Elf64_Ehdr eh;
 	Elf64_Phdr ph = { 0 };
 	size_t i = SEAM_CODE;
 
 	if (!p)
 		abort();
-	memcpy(eh.e_ident, ELFMAG, SELFMAG);
-	eh.e_ident[EI_CLASS] = ELFCLASS64;
-	eh.e_ident[EI_DATA] = ELFDATA2LSB;
-	eh.e_ident[EI_VERSION] = EV_CURRENT;
-	eh.e_type = ET_DYN;
-	eh.e_machine = EM_X86_64;
-	eh.e_version = EV_CURRENT;
-	eh.e_phoff = sizeof eh;
-	eh.e_ehsize = sizeof eh;
-	eh.e_phentsize = sizeof ph;
-	eh.e_phnum = 1;
+	elf_header(&eh, 1);
 	ph.p_type = PT_LOAD;
 	ph.p_flags = PF_R | PF_X;
 	ph.p_offset = ph.p_vaddr = SEAM_CODE;
@@ -423,13 +433,10 @@ static void seams(const char *dir, int decoder)
 		unsigned char *p = seam_img(n, none ? NULL : &cases[c].at, none ? 0 : 1);
 		char path[4096], where[64];
 		struct tl_event id;
-		int fd, mem;
+		int mem;
 
 		snprintf(path, sizeof path, "%s/seam%zu", dir, c);
-		fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-		if (fd < 0 || write(fd, p, SEAM_CODE + n) != (ssize_t)(SEAM_CODE + n) || close(fd) ||
-		    ident(path, &id))
-			abort();
+		write_file(path, p, SEAM_CODE + n, &id);
 		mem = syscan_image(p, SEAM_CODE + n, fresh_why());
 		if (none) {
 			is_int(syscan_object(path, &id, fresh_why()), SYSCAN_CLEAN,
@@ -483,21 +490,13 @@ static void cut_while_paired(const char *dir)
 	unsigned char *p = seam_img(n, NULL, 0);
 	char path[4096], store[4096];
 	struct tl_event id;
-	int fd, before;
+	int before;
 
 	snprintf(path, sizeof path, "%s/cutcode", dir);
 	snprintf(store, sizeof store, "%s/cache/asynccompile/syscan", dir);
-	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-	if (fd < 0 || write(fd, p, SEAM_CODE + n) != (ssize_t)(SEAM_CODE + n) || close(fd) ||
-	    ident(path, &id))
-		abort();
+	write_file(path, p, SEAM_CODE + n, &id);
 	before = entries_in(store);
-	syscan_mapped_hook = cut_code;
-	is_int(syscan_object(path, &id, fresh_why()), SYSCAN_RAW,
-	       "a file whose code goes while the pairs are read: raw");
-	syscan_mapped_hook = NULL;
-	ok(why_text() && !strcmp(why_text(), "changed while it was read"),
-	   "... with one reason (%s)", why_text());
+	cut_during(path, &id, cut_code, "a file whose code goes while the pairs are read: raw");
 	is_int(entries_in(store), before, "... and not kept in the store");
 	free(p);
 }
