@@ -387,7 +387,11 @@ static struct {
 	csh handle;
 	cs_err (*open)(cs_arch, cs_mode, csh *);
 	cs_insn *(*malloc_insn)(csh);
-	void (*free_insn)(cs_insn *, size_t);
+	/*
+	 * The one instruction buffer, for the process's life like the handle:
+	 * a SIGBUS that ends a scan mid-decode (sc_file) frees nothing.
+	 */
+	cs_insn *in;
 	bool (*iter)(csh, const uint8_t **, size_t *, uint64_t *, cs_insn *);
 } sc_cs;
 
@@ -404,11 +408,11 @@ static int sc_decoder(void)
 		return 0;
 	sc_cs.open = (cs_err (*)(cs_arch, cs_mode, csh *))dlsym(h, "cs_open");
 	sc_cs.malloc_insn = (cs_insn *(*)(csh))dlsym(h, "cs_malloc");
-	sc_cs.free_insn = (void (*)(cs_insn *, size_t))dlsym(h, "cs_free");
 	sc_cs.iter = (bool (*)(csh, const uint8_t **, size_t *, uint64_t *, cs_insn *))
 		dlsym(h, "cs_disasm_iter");
-	if (!sc_cs.open || !sc_cs.malloc_insn || !sc_cs.free_insn || !sc_cs.iter ||
-	    sc_cs.open(CS_ARCH_X86, CS_MODE_64, &sc_cs.handle) != CS_ERR_OK) {
+	if (!sc_cs.open || !sc_cs.malloc_insn || !sc_cs.iter ||
+	    sc_cs.open(CS_ARCH_X86, CS_MODE_64, &sc_cs.handle) != CS_ERR_OK ||
+	    !(sc_cs.in = sc_cs.malloc_insn(sc_cs.handle))) {
 		sc_cs.handle = 0;
 		return 0;
 	}
@@ -427,7 +431,6 @@ struct sc_cursor {
 	size_t left;
 	uint64_t addr;            /* of p */
 	int valid;
-	cs_insn *in;
 };
 
 /*
@@ -438,12 +441,8 @@ struct sc_cursor {
 static int sc_decode(const struct sc_elf *e, const struct sc_range *code, uint64_t fo,
 		     uint64_t start, uint64_t vaddr, struct sc_cursor *cur)
 {
-	cs_insn *in = cur->in;
+	cs_insn *in = sc_cs.in;
 
-	if (!in)
-		in = cur->in = sc_cs.malloc_insn(sc_cs.handle);
-	if (!in)
-		return 1;
 	if (!cur->valid || cur->start != start || cur->addr > vaddr) {
 		cur->valid = 1;
 		cur->start = start;
@@ -460,12 +459,6 @@ static int sc_decode(const struct sc_elf *e, const struct sc_range *code, uint64
 	}
 	cur->valid = 0;
 	return 1;
-}
-
-static void sc_cursor_end(struct sc_cursor *cur)
-{
-	if (cur->in)
-		sc_cs.free_insn(cur->in, 1);
 }
 #else
 struct sc_cursor {
@@ -484,10 +477,6 @@ static int sc_decode(const struct sc_elf *e, const struct sc_range *code, uint64
 	return 1;
 }
 
-static void sc_cursor_end(struct sc_cursor *cur)
-{
-	(void)cur;
-}
 #endif
 
 static pthread_mutex_t sc_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -579,11 +568,12 @@ size_t syscan_pairs(const unsigned char *p, size_t n, uint64_t base, uint64_t *o
  * of a mapped page costs a fault and a TLB miss, and cc1's 33 MB took
  * 26 ms mapped, 7 ms read (bench/README.md, "First runs").  The last byte
  * of each chunk is carried into the next, so a pair across the seam is
- * found once.  (size_t)-1 when the file no longer has the bytes.
+ * found once.  (size_t)-1 when the file no longer has the bytes, or a
+ * read fails (sc_short says which).
  */
 #define SC_CHUNK SYSCAN_READ_CHUNK
-/* under sc_lock: the last sc_image's file lost bytes as it was read (-1), or
- * a read of it failed (its errno) */
+/* under sc_lock: the last sc_image's file changed or lost bytes as it was
+ * read (-1), or a read of it failed (its errno) */
 static int sc_short;
 
 static size_t sc_pairs_read(const struct sc_elf *e, const struct sc_range *c, uint64_t *out,
@@ -640,7 +630,6 @@ static int sc_scan_range(const struct sc_elf *e, const struct sc_range *c, long 
 		if (!sc_code_section(e, c, offs[i], &sec))
 			r = sc_confirm(e, c, offs[i], sec, &cur, why);
 	}
-	sc_cursor_end(&cur);
 	return r ? 1 : 0;
 }
 
@@ -868,6 +857,19 @@ static void sc_bus(int sig, siginfo_t *si, void *ctx)
 	sigaction(SIGBUS, &sc_bus_old, NULL);
 }
 
+/*
+ * Did the file behind fd change since sb (a rewrite in place as it was
+ * scanned: the bytes judged may be neither the old ones nor the new)?
+ */
+static int sc_file_changed(int fd, const struct stat *sb)
+{
+	struct stat now;
+
+	return fstat(fd, &now) < 0 || now.st_size != sb->st_size ||
+	       now.st_mtim.tv_sec != sb->st_mtim.tv_sec || now.st_mtim.tv_nsec != sb->st_mtim.tv_nsec ||
+	       now.st_ctim.tv_sec != sb->st_ctim.tv_sec || now.st_ctim.tv_nsec != sb->st_ctim.tv_nsec;
+}
+
 /* Under sc_lock: scan the file, if it still is what the trace saw. */
 static int sc_file(const char *path, const struct tl_event *id, struct buf *why)
 {
@@ -904,6 +906,8 @@ static int sc_file(const char *path, const struct tl_event *id, struct buf *why)
 		if (syscan_mapped_hook)
 			syscan_mapped_hook(path);
 		r = sc_image(p, (size_t)sb.st_size, fd, why);
+		if (!sc_short && sc_file_changed(fd, &sb))
+			sc_short = -1;
 		if (sc_short) {
 			why->len = mark;
 			if (sc_short > 0) {

@@ -67,9 +67,10 @@ int syscan_image(const void *p, size_t n, struct buf *why);
 /*
  * Judge the object at path, which the trace saw with the identity in id
  * (kind, dev, ino, size, mtime_ns, ctime_ns).  A file that cannot be
- * read, or no longer has that identity, is RAW; so is one that loses
- * bytes while it is scanned (a read comes back short, or a page of the
- * mapping raises SIGBUS), and that verdict is not kept.  Cached (above).
+ * read, or no longer has that identity, is RAW; so is one that changes
+ * while it is scanned (it is written to, or loses bytes: a read finds it
+ * shorter, a page of the mapping raises SIGBUS), and that verdict is not
+ * kept.  Cached (above).
  */
 int syscan_object(const char *path, const struct tl_event *id, struct buf *why);
 

@@ -330,6 +330,10 @@ static void cut_during(const char *path, const struct tl_event *id, void (*hook)
 	syscan_mapped_hook = NULL;
 	ok(why_text() && !strcmp(why_text(), "changed while it was read"),
 	   "... with one reason (%s)", why_text());
+	/* not kept in memory either: the same identity is judged again, and the file differs */
+	syscan_object(path, id, fresh_why());
+	ok(why_text() && strstr(why_text(), "changed since"),
+	   "... and not remembered: asked again, the file is looked at (%s)", why_text());
 }
 
 /* the hook: the file is cut short once mapped, before a byte is read */
@@ -479,6 +483,30 @@ static void cut_code(const char *path)
 		abort();
 }
 
+/* the hook: the file grows by a byte once mapped (a rewrite in place) */
+static void grow(const char *path)
+{
+	int fd = open(path, O_WRONLY | O_APPEND);
+
+	if (fd < 0 || write(fd, "", 1) != 1 || close(fd))
+		abort();
+}
+
+/*
+ * A file written to while it is scanned: the bytes judged may be neither
+ * the old ones nor the new, so raw, and not kept.
+ */
+static void written_while_read(const char *dir)
+{
+	char path[4096];
+	struct tl_event id;
+
+	snprintf(path, sizeof path, "%s/grown", dir);
+	craft((const unsigned char *)"\x90\xc3", 2, NULL, 0, 0);
+	write_img(path, &id);
+	cut_during(path, &id, grow, "a file written to while it is scanned: raw");
+}
+
 /*
  * A file that loses its code while the pair pass reads it (no page of
  * the mapping past the new end is touched: the read comes back short):
@@ -499,6 +527,57 @@ static void cut_while_paired(const char *dir)
 	cut_during(path, &id, cut_code, "a file whose code goes while the pairs are read: raw");
 	is_int(entries_in(store), before, "... and not kept in the store");
 	free(p);
+}
+
+/*
+ * More candidates than a scan confirms (100,000), reached in a later read
+ * than the first: "too many", from the file and from memory alike, and
+ * nothing written past the room for them (ASan, `make check-asan`).
+ * Exactly that many, the last across a seam, is judged as usual.
+ */
+static void budget(const char *dir)
+{
+	const size_t n = 3 * SYSCAN_READ_CHUNK;
+	const struct {
+		const char *what;
+		size_t per[3]; /* pairs from the start of each read's span */
+		size_t seam;   /* and one more across the first seam (0: none) */
+	} cases[] = {
+		{ "90,000 + 20,000 + 1,000 pairs in three reads: too many", { 90000, 20000, 1000 }, 0 },
+		{ "exactly 100,000 pairs, the last across a seam: judged", { 99999, 0, 0 }, 1 },
+	};
+
+	for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+		size_t room = cases[c].per[0] + cases[c].per[1] + cases[c].per[2] + 1, nat = 0;
+		size_t *at = malloc(room * sizeof *at);
+		unsigned char *p;
+		char path[4096];
+		struct tl_event id;
+		int mem;
+
+		if (!at)
+			abort();
+		for (int r = 0; r < 3; r++)
+			for (size_t k = 0; k < cases[c].per[r]; k++)
+				at[nat++] = SEAM_CODE + (size_t)r * SYSCAN_READ_CHUNK + 2 * k;
+		if (cases[c].seam)
+			at[nat++] = SEAM_CODE + SYSCAN_READ_CHUNK - 1;
+		p = seam_img(n, at, (int)nat);
+		snprintf(path, sizeof path, "%s/budget%zu", dir, c);
+		write_file(path, p, SEAM_CODE + n, &id);
+		is_int(syscan_object(path, &id, fresh_why()), SYSCAN_RAW, cases[c].what);
+		if (cases[c].seam)
+			ok(why_text() && !strstr(why_text(), "too many"), "... on its candidates (%s)",
+			   why_text());
+		else
+			ok(why_text() && strstr(why_text(), "too many"), "... (%s)", why_text());
+		mem = syscan_image(p, SEAM_CODE + n, fresh_why());
+		is_int(mem, SYSCAN_RAW, "... and in memory");
+		ok(why_text() && !strstr(why_text(), "too many") == !!cases[c].seam,
+		   "... for the same reason (%s)", why_text());
+		free(p);
+		free(at);
+	}
 }
 
 /* the finder of candidates against the plain definition, every alignment */
@@ -598,6 +677,8 @@ int main(int argc, char **argv)
 	cut_while_read(dir);
 	seams(dir, decoder);
 	cut_while_paired(dir);
+	written_while_read(dir);
+	budget(dir);
 	snprintf(cache, sizeof cache, "rm -rf '%s'", dir);
 	if (system(cache))
 		diag("could not remove %s", dir);
