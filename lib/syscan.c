@@ -572,8 +572,10 @@ size_t syscan_pairs(const unsigned char *p, size_t n, uint64_t base, uint64_t *o
  * read fails (sc_short says which).
  */
 #define SC_CHUNK SYSCAN_READ_CHUNK
-/* under sc_lock: the last sc_image's file changed or lost bytes as it was
- * read (-1), or a read of it failed (its errno) */
+/*
+ * Under sc_lock: the last sc_image's file changed or lost bytes as it was
+ * read (-1), or a read of it failed (its errno); 0 otherwise.
+ */
 static int sc_short;
 
 static size_t sc_pairs_read(const struct sc_elf *e, const struct sc_range *c, uint64_t *out,
