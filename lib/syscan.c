@@ -621,7 +621,7 @@ static int sc_scan_range(const struct sc_elf *e, const struct sc_range *c, long 
 	int r = 0;
 
 	if (n == (size_t)-1)
-		return err_fail(why, "changed while it was read"), 1;
+		return 1; /* sc_file says why (sc_short) */
 	if (n > max)
 		return err_fail(why, "too many system-call byte pairs"), 1;
 	*budget -= (long)n;
@@ -860,16 +860,16 @@ static void sc_bus(int sig, siginfo_t *si, void *ctx)
 }
 
 /*
- * Did the file behind fd change since sb (a rewrite in place as it was
- * scanned: the bytes judged may be neither the old ones nor the new)?
+ * Is the file behind fd still the one the trace saw (id), its stat in
+ * *sb?  Asked before the scan and again after it: a file written to as
+ * it was scanned had bytes judged that may be neither the old nor the new.
  */
-static int sc_file_changed(int fd, const struct stat *sb)
+static int sc_is_id(int fd, const struct tl_event *id, struct stat *sb)
 {
-	struct stat now;
-
-	return fstat(fd, &now) < 0 || now.st_size != sb->st_size ||
-	       now.st_mtim.tv_sec != sb->st_mtim.tv_sec || now.st_mtim.tv_nsec != sb->st_mtim.tv_nsec ||
-	       now.st_ctim.tv_sec != sb->st_ctim.tv_sec || now.st_ctim.tv_nsec != sb->st_ctim.tv_nsec;
+	return fstat(fd, sb) == 0 && S_ISREG(sb->st_mode) && (uint64_t)sb->st_dev == id->dev &&
+	       (uint64_t)sb->st_ino == id->ino && sb->st_size == id->size &&
+	       (int64_t)sb->st_mtim.tv_sec * 1000000000 + sb->st_mtim.tv_nsec == id->mtime_ns &&
+	       (int64_t)sb->st_ctim.tv_sec * 1000000000 + sb->st_ctim.tv_nsec == id->ctime_ns;
 }
 
 /* Under sc_lock: scan the file, if it still is what the trace saw. */
@@ -877,18 +877,14 @@ static int sc_file(const char *path, const struct tl_event *id, struct buf *why)
 {
 	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
 	struct sigaction sa;
-	struct stat sb;
+	struct stat sb, after;
 	size_t mark = why->len;
 	void *p;
 	int r;
 
 	if (fd < 0)
 		return err_fail(why, "cannot be read to look for system calls:"), -1;
-	if (fstat(fd, &sb) < 0 || !S_ISREG(sb.st_mode) || (uint64_t)sb.st_dev != id->dev ||
-	    (uint64_t)sb.st_ino != id->ino || sb.st_size != id->size ||
-	    (int64_t)sb.st_mtim.tv_sec * 1000000000 + sb.st_mtim.tv_nsec != id->mtime_ns ||
-	    (int64_t)sb.st_ctim.tv_sec * 1000000000 + sb.st_ctim.tv_nsec != id->ctime_ns ||
-	    sb.st_size <= 0 || (uint64_t)sb.st_size > SIZE_MAX) {
+	if (!sc_is_id(fd, id, &sb) || sb.st_size <= 0 || (uint64_t)sb.st_size > SIZE_MAX) {
 		close(fd);
 		return err_fail(why, "changed since the command ran it"), -1;
 	}
@@ -908,24 +904,20 @@ static int sc_file(const char *path, const struct tl_event *id, struct buf *why)
 		if (syscan_mapped_hook)
 			syscan_mapped_hook(path);
 		r = sc_image(p, (size_t)sb.st_size, fd, why);
-		if (!sc_short && sc_file_changed(fd, &sb))
+		if (!sc_short && !sc_is_id(fd, id, &after))
 			sc_short = -1;
-		if (sc_short) {
-			why->len = mark;
-			if (sc_short > 0) {
-				errno = sc_short;
-				err_fail(why, "cannot be read to look for system calls:");
-			} else
-				err_fail(why, "changed while it was read");
-			r = -1;
-		}
 	} else {
-		why->len = mark; /* a reason half written by the scan goes */
-		err_fail(why, "changed while it was read");
-		r = -1;
+		sc_short = -1; /* SIGBUS: the file lost bytes under the scan */
 	}
 	sc_bus_armed = 0;
 	sigaction(SIGBUS, &sc_bus_old, NULL);
+	if (sc_short) {
+		why->len = mark; /* a reason half written by the scan goes */
+		errno = sc_short > 0 ? sc_short : 0;
+		err_fail(why, sc_short > 0 ? "cannot be read to look for system calls:"
+					   : "changed while it was read");
+		r = -1;
+	}
 	munmap(p, (size_t)sb.st_size);
 	close(fd);
 	return r;
