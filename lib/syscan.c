@@ -880,7 +880,7 @@ static int sc_file(const char *path, const struct tl_event *id, struct buf *why)
 	struct stat sb, after;
 	size_t mark = why->len;
 	void *p;
-	int r;
+	volatile int r; /* set between sigsetjmp and a SIGBUS: volatile, as C requires */
 
 	if (fd < 0)
 		return err_fail(why, "cannot be read to look for system calls:"), -1;
