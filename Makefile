@@ -194,6 +194,9 @@ t/helpers/goread: t/helpers/goread.go
 t/helpers/rawread t/helpers/jitread: t/helpers/rawsys.h
 # the tracer's test preloads the tracer into its probe
 t/unit/test-trace.t: $(TRACER) $(TRACER_OTHER_LIBC) t/helpers/trace-probe
+# the tracer's vfork snapshot, linked on its own (the tracer is no library to link)
+t/unit/test-snap.t: t/unit/test-snap.c trace/snap.c trace/snap.h t/unit/tap.h $(FLAGS_STAMP)
+	$(CC) $(ALL_CFLAGS) -o $@ t/unit/test-snap.c trace/snap.c $(ALL_LDFLAGS)
 
 # The plugin with its fault-injection hooks (plugin/fault.h) compiled in,
 # for the tests only: the files that use the hooks are built again with

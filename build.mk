@@ -31,6 +31,8 @@ $(B)/t/unit/%.t: $(SRCDIR)/t/unit/%.c $(VUNIT_PLUGIN_OBJ) $(VCORE_LIB)
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) -I$(SRCDIR)/t/unit -o $@ $^ $(ALL_LDFLAGS) $(YAML_LIBS)
 
+$(B)/t/unit/test-snap.t: $(SRCDIR)/trace/snap.c
+
 $(B)/t/helpers/%: $(SRCDIR)/t/helpers/%.c $(VCORE_LIB)
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) -o $@ $^ $(ALL_LDFLAGS) $(YAML_LIBS)

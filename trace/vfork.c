@@ -13,8 +13,10 @@
  * other thread can see those variables change), the parent takes a
  * snapshot of every writable byte of this library (its data segment
  * after RELRO, and this thread's thread-local variables) before the
- * vfork, and puts it back when it resumes.  The child's events are in
- * the log; its footprints in our memory are gone.  The program's own
+ * vfork, and puts it back when it resumes (snap.h: the bss pages the
+ * process never touched are left out, and zeroed again if the child
+ * stored to them).  The child's events are in the log; its footprints in
+ * our memory are gone.  The program's own
  * memory is the program's business, as with any vfork.  One footprint
  * stays: an environment too large for the stack that the child's exec
  * hook mapped (env.c) is left mapped in the parent, unnamed.
@@ -29,26 +31,28 @@
  * Not for a process with shadow stacks enabled (glibc 2.36 enables
  * none).
  */
+#include <fcntl.h>
 #include <link.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/single_threaded.h>
 #include <unistd.h>
 
+#include "trace/snap.h"
 #include "trace/trace.h"
 
 /* This library's writable bytes past RELRO, and the snapshot's home. */
 static struct {
 	unsigned char *data;
 	size_t size;
-	unsigned char *save;   /* mmap'ed: not part of what it saves */
-	size_t save_size;
+	uintptr_t file_end;    /* where the part the file backs ends */
+	struct tr_snap snap;   /* its save area mmap'ed: not part of what it saves */
 	int ready;             /* 1 set up, -1 cannot be */
 } tr_vf;
 
 static int tr_vf_cb(struct dl_phdr_info *info, size_t size, void *arg)
 {
-	uintptr_t me = (uintptr_t)arg, lo = 0, hi = 0, relro = 0;
+	uintptr_t me = (uintptr_t)arg, lo = 0, hi = 0, relro = 0, filed = 0;
 	int mine = 0;
 
 	(void)size;
@@ -60,6 +64,7 @@ static int tr_vf_cb(struct dl_phdr_info *info, size_t size, void *arg)
 			mine = 1;
 			lo = a;
 			hi = a + p->p_memsz;
+			filed = a + p->p_filesz;
 		} else if (p->p_type == PT_GNU_RELRO) {
 			relro = a + p->p_memsz;
 		}
@@ -71,6 +76,7 @@ static int tr_vf_cb(struct dl_phdr_info *info, size_t size, void *arg)
 		lo = relro;
 	tr_vf.data = (unsigned char *)lo;
 	tr_vf.size = hi - lo;
+	tr_vf.file_end = filed;
 	return 1;
 }
 
@@ -88,13 +94,33 @@ static int tr_vf_setup(void)
 	m = mmap(NULL, need, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	if (m == MAP_FAILED)
 		return -1;
-	tr_vf.save = m;
-	tr_vf.save_size = need;
+	tr_snap_init(&tr_vf.snap, tr_vf.data, tr_vf.size, tr_vf.file_end, m);
 	tr_vf.ready = 1;
 	return 1;
 }
 
 static pid_t tr_vf_parent_pid;
+
+/*
+ * /proc/self/pagemap for one look, or -1 (snap.h copes).  Opened for each
+ * look, so that the child finds the descriptors its program left it.
+ */
+static int tr_vf_pagemap(void)
+{
+	int saved = errno, fd = TR_CALL(openat)(AT_FDCWD, "/proc/self/pagemap", O_RDONLY | O_CLOEXEC);
+
+	errno = saved;
+	return fd;
+}
+
+static void tr_vf_pagemap_done(int fd)
+{
+	int saved = errno;
+
+	if (fd >= 0)
+		TR_CALL(close)(fd);
+	errno = saved;
+}
 
 /*
  * Called by the hook with the program's return address on the stack:
@@ -122,8 +148,13 @@ void *tr_vfork_pick(void)
 	if (!ok)
 		return (void *)tr_vfork_traced;
 	/* last: the snapshot is of the state the parent resumes with */
-	memcpy(tr_vf.save, tr_vf.data, tr_vf.size);
-	tr_emit_tls_save(tr_vf.save + tr_vf.size);
+	{
+		int fd = tr_vf_pagemap();
+
+		tr_snap_take(&tr_vf.snap, fd);
+		tr_vf_pagemap_done(fd);
+	}
+	tr_emit_tls_save(tr_vf.snap.save + tr_vf.size);
 	return NULL;
 }
 
@@ -139,26 +170,6 @@ void tr_vfork_child(void)
 }
 
 /*
- * Only the pages the child changed are written back: writing an
- * unchanged page of ours would take a fault for a private copy of it
- * (most of the records and slots are pages the process never wrote).
- */
-static void tr_vf_restore(unsigned char *dst, const unsigned char *src, size_t n)
-{
-	size_t off = 0;
-
-	while (off < n) {
-		size_t k = 4096 - ((uintptr_t)(dst + off) & 4095);
-
-		if (k > n - off)
-			k = n - off;
-		if (memcmp(dst + off, src + off, k))
-			memcpy(dst + off, src + off, k);
-		off += k;
-	}
-}
-
-/*
  * In the parent once the child has exec'ed or exited (or the vfork
  * failed: r is then -errno): our memory as it was before.
  */
@@ -166,8 +177,11 @@ long tr_vfork_parent(long r) __attribute__((visibility("hidden"), used));
 long tr_vfork_parent(long r)
 {
 	/* the snapshot holds tr_vf too, with the same values */
-	tr_vf_restore(tr_vf.data, tr_vf.save, tr_vf.size);
-	tr_emit_tls_restore(tr_vf.save + tr_vf.size);
+	int fd = tr_vf_pagemap();
+
+	tr_snap_restore(&tr_vf.snap, fd);
+	tr_vf_pagemap_done(fd);
+	tr_emit_tls_restore(tr_vf.snap.save + tr_vf.size);
 	if (r < 0 && r > -4096) {
 		errno = (int)-r;
 		return -1;

@@ -10,7 +10,9 @@
  *   unlink P | mkdir P | rmdir P | chdir D | mkstemp TEMPLATE |
  *   fork-open P | vfork-exec PROG | vfork-open P (the child opens P and
  *   _exits; prints whether its store was seen) | vfork-move-exec PROG (the child dup2s stdout onto the
- *   tracer's descriptor, 1021, then execs) | spawnp NAME | spawn PATH |
+ *   tracer's descriptor, 1021, then execs) | vfork-gettext N DIR MSGID
+ *   (setlocale(LC_ALL, ""); the child binds domains vfdom0 ... vfdomN-1
+ *   to DIR, asks each for MSGID and _exits, then the parent does) | spawnp NAME | spawn PATH |
  *   execvp NAME ARG... (last) | threads N P (opens P.0 ... P.N-1) |
  *   uname | time | monotonic | boottime | cputime (each prints the
  *   clock) | rusage | getrandom | getentropy (print the bytes) |
@@ -113,6 +115,31 @@ static __attribute__((noinline)) pid_t vfork_open(const char *p)
 	return pid;
 }
 
+/* n domains bound to dir, each asked for msgid */
+static void gettext_domains(int n, const char *dir, const char *msgid)
+{
+	char dom[32];
+
+	for (int k = 0; k < n; k++) {
+		snprintf(dom, sizeof dom, "vfdom%d", k);
+		if (bindtextdomain(dom, dir))
+			(void)dgettext(dom, msgid);
+	}
+}
+
+/* vfork_gettext's child: the calls, then _exit, on the shared memory */
+static __attribute__((noinline)) pid_t vfork_gettext_child(int n, const char *dir,
+							    const char *msgid)
+{
+	pid_t pid = vfork();
+
+	if (pid == 0) {
+		gettext_domains(n, dir, msgid);
+		_exit(0);
+	}
+	return pid;
+}
+
 /* the vfork child makes the tracer move its log, then execs */
 static __attribute__((noinline)) pid_t vfork_move_exec(const char *prog)
 {
@@ -125,6 +152,21 @@ static __attribute__((noinline)) pid_t vfork_move_exec(const char *prog)
 		_exit(127);
 	}
 	return pid;
+}
+
+/* the vfork child binds and asks n domains, then the parent does */
+static int vfork_gettext(int n, const char *dir, const char *msgid)
+{
+	pid_t pid;
+
+	if (!setlocale(LC_ALL, ""))
+		return 0;
+	pid = vfork_gettext_child(n, dir, msgid);
+	if (pid < 0)
+		return 0;
+	wait_child(pid);
+	gettext_domains(n, dir, msgid);
+	return 1;
 }
 
 static int run_threads(int n, const char *base)
@@ -272,6 +314,11 @@ int main(int argc, char **argv)
 			if (op[6] == 'o')
 				printf("vfork shared memory: %d\n", vfork_shared);
 			report(op, pid > 0);
+		} else if (!strcmp(op, "vfork-gettext")) {
+			const char *c = i + 3 < argc ? argv[i + 3] : NULL;
+
+			NEED(3);
+			report(op, vfork_gettext(atoi(a), b, c));
 		} else if (!strcmp(op, "spawnp") || !strcmp(op, "spawn")) {
 			char *cargv[] = { (char *)a, NULL };
 			pid_t pid;
