@@ -79,12 +79,31 @@ static void tr_snap_page(const struct tr_snap *s, size_t i, unsigned char **p, s
 	*n = b > a ? b - a : 0;
 }
 
+/* Page i of the anonymous pages holds p: it was stored to. */
+static int tr_snap_page_of(const struct tr_snap *s, const void *p, size_t *i)
+{
+	uintptr_t a = (uintptr_t)p;
+
+	if (a < s->anon || (a - s->anon) / TR_SNAP_PAGE >= s->npages)
+		return 0;
+	*i = (a - s->anon) / TR_SNAP_PAGE;
+	return 1;
+}
+
 void tr_snap_take(struct tr_snap *s, int pagemap)
 {
 	uint64_t held, left_out = 0;
+	size_t self;
 
 	if (s->npages && tr_snap_held(s, pagemap, &held) == 0)
 		left_out = ~held & tr_snap_all(s);
+	/*
+	 * A pagemap that calls the page of this very struct (written by
+	 * tr_snap_init) untouched describes another memory (an emulator's
+	 * pages, a /proc that is not the kernel's): trust none of it.
+	 */
+	if (tr_snap_page_of(s, s, &self) && (left_out >> self & 1))
+		left_out = 0;
 	s->left_out = left_out;
 	for (size_t off = 0; off < s->size;) {
 		size_t k = TR_SNAP_PAGE - ((uintptr_t)(s->data + off) & (TR_SNAP_PAGE - 1));
@@ -126,6 +145,11 @@ void tr_snap_restore(struct tr_snap *s, int pagemap)
 		if (!(left_out & stored & (UINT64_C(1) << i)))
 			continue;
 		tr_snap_page(s, i, &p, &n);
-		memset(p, 0, n);
+		/* one the child only read is the shared zero page: writing it costs a fault */
+		for (size_t k = 0; k < n; k++)
+			if (p[k]) {
+				memset(p, 0, n);
+				break;
+			}
 	}
 }

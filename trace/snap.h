@@ -17,6 +17,9 @@
  * zeroed.  Every other page is copied, and written back where it differs.
  * Without pagemap (the descriptor is -1, or the read fails), nothing is
  * left out on taking, and every page left out is zeroed on putting back.
+ * A pagemap that calls the struct's own page untouched (it lies in the
+ * region, written by tr_snap_init) describes some other memory, an
+ * emulator's or a /proc that is not the kernel's: nothing is left out.
  *
  * Usage:
  *  1. tr_snap_init() once, with the region, where its file-backed part

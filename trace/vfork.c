@@ -21,8 +21,9 @@
  * stays: an environment too large for the stack that the child's exec
  * hook mapped (env.c) is left mapped in the parent, unnamed.
  *
- * A process with threads, or one whose snapshot area cannot be set up,
- * gets the fork of hooks_exec.c instead; an untraced process gets the
+ * A process with threads, one whose snapshot area cannot be set up, or
+ * a vfork child (its snapshot would overwrite its parent's) gets the
+ * fork of hooks_exec.c instead; an untraced process gets the
  * C library's vfork, untouched.
  *
  * The hook (assembly, below) keeps the program's return address in a
@@ -48,6 +49,7 @@ static struct {
 	uintptr_t file_end;    /* where the part the file backs ends */
 	struct tr_snap snap;   /* its save area mmap'ed: not part of what it saves */
 	int ready;             /* 1 set up, -1 cannot be */
+	int in_child;          /* 1 in a vfork child, until its parent puts back 0 */
 } tr_vf;
 
 static int tr_vf_cb(struct dl_phdr_info *info, size_t size, void *arg)
@@ -135,7 +137,12 @@ void *tr_vfork_pick(void)
 
 	if (!tr_active())
 		return tr_vfork_real();
-	if (!__libc_single_threaded)
+	/*
+	 * A vfork child's own vfork would take its snapshot into the save
+	 * area its parent restores from: the parent would come back with
+	 * the child's state.  It forks instead.
+	 */
+	if (!__libc_single_threaded || tr_vf.in_child)
 		return (void *)tr_vfork_traced;
 	tr_lock(&g);
 	ok = tr_vf_setup() > 0;
@@ -166,6 +173,7 @@ void tr_vfork_child(void)
 
 	tr_lock(&g);
 	tr_after_fork_child(tr_vf_parent_pid);
+	tr_vf.in_child = 1;
 	tr_unlock(&g);
 }
 

@@ -10,7 +10,8 @@
  *   unlink P | mkdir P | rmdir P | chdir D | mkstemp TEMPLATE |
  *   fork-open P | vfork-exec PROG | vfork-open P (the child opens P and
  *   _exits; prints whether its store was seen) | vfork-move-exec PROG (the child dup2s stdout onto the
- *   tracer's descriptor, 1021, then execs) | vfork-gettext N DIR MSGID
+ *   tracer's descriptor, 1021, then execs) | vfork-vfork (the child vforks
+ *   too; both children _exit) | vfork-gettext N DIR MSGID
  *   (setlocale(LC_ALL, ""); the child binds domains vfdom0 ... vfdomN-1
  *   to DIR, asks each for MSGID and _exits, then the parent does) | spawnp NAME | spawn PATH |
  *   execvp NAME ARG... (last) | threads N P (opens P.0 ... P.N-1) |
@@ -111,6 +112,21 @@ static __attribute__((noinline)) pid_t vfork_open(const char *p)
 	if (pid == 0) {
 		vfork_shared = 1;
 		_exit(open(p, O_RDONLY) >= 0 ? 0 : 1);
+	}
+	return pid;
+}
+
+/* the vfork child vforks too; the grandchild and then the child _exit */
+static __attribute__((noinline)) pid_t vfork_vfork(void)
+{
+	pid_t pid = vfork();
+
+	if (pid == 0) {
+		pid_t g = vfork();
+
+		if (g == 0)
+			_exit(0);
+		_exit(g > 0 ? 0 : 1);
 	}
 	return pid;
 }
@@ -313,6 +329,11 @@ int main(int argc, char **argv)
 			wait_child(pid);
 			if (op[6] == 'o')
 				printf("vfork shared memory: %d\n", vfork_shared);
+			report(op, pid > 0);
+		} else if (!strcmp(op, "vfork-vfork")) {
+			pid_t pid = vfork_vfork();
+
+			wait_child(pid);
 			report(op, pid > 0);
 		} else if (!strcmp(op, "vfork-gettext")) {
 			const char *c = i + 3 < argc ? argv[i + 3] : NULL;
