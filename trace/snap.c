@@ -54,15 +54,31 @@ static uint64_t tr_snap_all(const struct tr_snap *s)
 	return s->npages >= 64 ? ~UINT64_C(0) : (UINT64_C(1) << s->npages) - 1;
 }
 
-/* 1 if the byte at p lies in a page left out of the copy. */
-static int tr_snap_is_left_out(const struct tr_snap *s, uint64_t left_out, const unsigned char *p)
+/* 1 with *i set if p lies in page anon + i, one that may be left out. */
+static int tr_snap_page_of(const struct tr_snap *s, const void *p, size_t *i)
 {
 	uintptr_t a = (uintptr_t)p;
 
-	if (a < s->anon)
+	if (a < s->anon || (a - s->anon) / TR_SNAP_PAGE >= s->npages)
 		return 0;
-	a = (a - s->anon) / TR_SNAP_PAGE;
-	return a < s->npages && (left_out >> a & 1);
+	*i = (a - s->anon) / TR_SNAP_PAGE;
+	return 1;
+}
+
+/* 1 if the byte at p lies in a page left out of the copy. */
+static int tr_snap_is_left_out(const struct tr_snap *s, uint64_t left_out, const unsigned char *p)
+{
+	size_t i;
+
+	return tr_snap_page_of(s, p, &i) && (left_out >> i & 1);
+}
+
+/* From offset off, the bytes of the region up to the end of off's page. */
+static size_t tr_snap_piece(const struct tr_snap *s, size_t off)
+{
+	size_t k = TR_SNAP_PAGE - ((uintptr_t)(s->data + off) & (TR_SNAP_PAGE - 1));
+
+	return k < s->size - off ? k : s->size - off;
 }
 
 /* The region's bytes in page anon + i. */
@@ -77,17 +93,6 @@ static void tr_snap_page(const struct tr_snap *s, size_t i, unsigned char **p, s
 		b = hi;
 	*p = (unsigned char *)a;
 	*n = b > a ? b - a : 0;
-}
-
-/* Page i of the anonymous pages holds p: it was stored to. */
-static int tr_snap_page_of(const struct tr_snap *s, const void *p, size_t *i)
-{
-	uintptr_t a = (uintptr_t)p;
-
-	if (a < s->anon || (a - s->anon) / TR_SNAP_PAGE >= s->npages)
-		return 0;
-	*i = (a - s->anon) / TR_SNAP_PAGE;
-	return 1;
 }
 
 void tr_snap_take(struct tr_snap *s, int pagemap)
@@ -106,10 +111,8 @@ void tr_snap_take(struct tr_snap *s, int pagemap)
 		left_out = 0;
 	s->left_out = left_out;
 	for (size_t off = 0; off < s->size;) {
-		size_t k = TR_SNAP_PAGE - ((uintptr_t)(s->data + off) & (TR_SNAP_PAGE - 1));
+		size_t k = tr_snap_piece(s, off);
 
-		if (k > s->size - off)
-			k = s->size - off;
 		if (!tr_snap_is_left_out(s, left_out, s->data + off))
 			memcpy(s->save + off, s->data + off, k);
 		off += k;
@@ -125,10 +128,8 @@ void tr_snap_restore(struct tr_snap *s, int pagemap)
 	for (size_t off = 0; off < s->size;) {
 		unsigned char *dst = s->data + off;
 		const unsigned char *src = s->save + off;
-		size_t k = TR_SNAP_PAGE - ((uintptr_t)dst & (TR_SNAP_PAGE - 1));
+		size_t k = tr_snap_piece(s, off);
 
-		if (k > s->size - off)
-			k = s->size - off;
 		/* an unchanged page is not written: that would fault in a copy of it */
 		if (!tr_snap_is_left_out(s, left_out, dst) && memcmp(dst, src, k))
 			memcpy(dst, src, k);
@@ -145,7 +146,7 @@ void tr_snap_restore(struct tr_snap *s, int pagemap)
 		if (!(left_out & stored & (UINT64_C(1) << i)))
 			continue;
 		tr_snap_page(s, i, &p, &n);
-		/* one the child only read is the shared zero page: writing it costs a fault */
+		/* one the child only read may be the shared zero page: a write would fault */
 		for (size_t k = 0; k < n; k++)
 			if (p[k]) {
 				memset(p, 0, n);

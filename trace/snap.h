@@ -6,8 +6,8 @@
  * Why: on a virtual machine each page touched for the first time costs a
  * fault of 10-20 us, and most of the tracer's variables are tables and
  * buffers a process never uses.  Copying them read every such page (a
- * fault each, for the zero page) and wrote as many pages of the copy (a
- * fault each): 67 faults and 1.45 ms of a Kbuild try-run.
+ * fault each) and wrote as many pages of the copy (a fault each): 67
+ * faults and 1.45 ms of a Kbuild try-run.
  *
  * The rule: a page of anonymous memory (a library's bss past the part its
  * file backs) that is neither in memory nor in swap, as /proc/self/pagemap
